@@ -1,0 +1,103 @@
+#pragma once
+// A Graph is an immutable, validated model: named inputs and outputs, nodes and constants.
+// Build one with GraphBuilder (below) or import one. `graph.run(batch, device)` is the one-line
+// path: it compiles a Session for the device on first use, caches it, and runs it.
+#include <infer/attributes.hpp>
+#include <infer/batch.hpp>
+#include <infer/device.hpp>
+#include <infer/dtype.hpp>
+#include <infer/shape.hpp>
+#include <infer/tensor.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace infer {
+
+namespace detail {
+struct GraphIR;
+struct GraphState;
+}  // namespace detail
+
+// A named graph input or output with its declared dtype and (possibly dynamic) shape.
+struct TensorInfo {
+    std::string name;
+    DType dtype;
+    Shape shape;
+};
+
+class Graph {
+public:
+    const std::string& name() const;
+    const std::vector<TensorInfo>& inputs() const;
+    const std::vector<TensorInfo>& outputs() const;
+    size_t node_count() const;
+    std::map<std::string, size_t> op_histogram() const;  // op name → node count
+
+    // Runs on `device` through a cached Session with default options. Thread-safe.
+    Batch run(const Batch& inputs, const Device& device = Device::CPU) const;
+
+    // For the library's own layers (sessions, importers); not needed by applications.
+    explicit Graph(std::shared_ptr<const detail::GraphIR> ir);
+    const detail::GraphIR& ir() const;
+
+private:
+    std::shared_ptr<detail::GraphState> state_;
+};
+
+// A handle to a tensor in a graph under construction. A default Value means "absent" and fills
+// an optional input slot (e.g. Gemm without C).
+struct Value {
+    int id = -1;
+    bool present() const { return id >= 0; }
+};
+
+class GraphBuilder {
+public:
+    explicit GraphBuilder(std::string name = "graph");
+    ~GraphBuilder();
+    GraphBuilder(GraphBuilder&&) noexcept;
+    GraphBuilder& operator=(GraphBuilder&&) noexcept;
+
+    // A graph input; dimensions may be kDynamic.
+    Value input(const std::string& name, DType dtype, const Shape& shape);
+    // A constant (weights); the tensor is copied to the CPU if it lives elsewhere.
+    Value constant(const Tensor& value, const std::string& name = "");
+    Value constant_i64(const std::vector<int64_t>& values);  // a 1-D i64 constant
+    // Any op of the op table by its ONNX name. Throws ModelError for an unknown op or a wrong
+    // number of inputs; types and shapes are checked by build().
+    std::vector<Value> op(const std::string& op, const std::vector<Value>& inputs,
+                          const Attributes& attributes = {}, size_t num_outputs = 1,
+                          const std::string& node_name = "");
+    Value op1(const std::string& op, const std::vector<Value>& inputs,
+              const Attributes& attributes = {}, const std::string& node_name = "");
+    void output(const std::string& name, Value value);
+    // Validates (names, arity, dtypes, shapes, attributes) and freezes the graph.
+    // Throws ModelError naming the first problem. The builder is empty afterwards.
+    Graph build();
+
+    // Shorthands for common ops (ONNX semantics).
+    Value add(Value a, Value b) { return op1("Add", {a, b}); }
+    Value sub(Value a, Value b) { return op1("Sub", {a, b}); }
+    Value mul(Value a, Value b) { return op1("Mul", {a, b}); }
+    Value div(Value a, Value b) { return op1("Div", {a, b}); }
+    Value matmul(Value a, Value b) { return op1("MatMul", {a, b}); }
+    Value gemm(Value a, Value b, Value c = {}, bool trans_a = false, bool trans_b = false);
+    Value relu(Value x) { return op1("Relu", {x}); }
+    Value sigmoid(Value x) { return op1("Sigmoid", {x}); }
+    Value tanh(Value x) { return op1("Tanh", {x}); }
+    Value gelu(Value x) { return op1("Gelu", {x}); }
+    Value softmax(Value x, int64_t axis = -1);
+    Value layer_norm(Value x, Value scale, Value bias, int64_t axis = -1, float epsilon = 1e-5f);
+    Value reshape(Value x, const std::vector<int64_t>& shape);
+    Value transpose(Value x, const std::vector<int64_t>& perm);
+    Value cast(Value x, DType to);
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace infer

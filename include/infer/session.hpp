@@ -1,0 +1,68 @@
+#pragma once
+// A Session is a Graph compiled for a device: every node placed on a backend (or on the CPU
+// when that backend lacks a kernel), copies inserted where tensors cross devices, weights
+// uploaded once, and a memory plan so that a steady-state run allocates nothing but its outputs.
+// Plans are made per set of input shapes and cached. `run` is thread-safe.
+#include <infer/batch.hpp>
+#include <infer/device.hpp>
+#include <infer/graph.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace infer {
+
+enum class Precision { f32, f16, bf16 };
+std::string_view precision_name(Precision precision);
+Precision parse_precision(std::string_view name);  // throws InvalidArgument
+
+struct SessionOptions {
+    Device device = Device::CPU;         // where nodes run when its backend supports them
+    Precision precision = Precision::f32;
+    int threads = 0;                     // CPU threads for kernels; 0 = all cores
+    bool strict = false;                 // fail (Unsupported) rather than fall back to the CPU
+};
+
+// Where each node of a plan runs, and why when it is not the requested device.
+struct PlacementEntry {
+    std::string node;
+    std::string op;
+    Device device;
+    std::string reason;  // empty when placed on the requested device
+};
+
+struct PlacementReport {
+    Device requested;
+    std::vector<PlacementEntry> nodes;  // nodes folded into constants are not listed
+    size_t copies = 0;                  // tensors copied between devices per run
+    size_t fallbacks() const;
+    std::string to_string() const;
+};
+
+class Session {
+public:
+    // Throws DeviceError for an unknown, unbuilt or absent device; Unsupported for options the
+    // device cannot honour. With fully static input shapes the plan is made here, so strict
+    // mode fails at construction.
+    explicit Session(Graph graph, SessionOptions options = {});
+    ~Session();
+    Session(Session&&) noexcept;
+    Session& operator=(Session&&) noexcept;
+
+    // Runs the graph. Inputs may be on any device; outputs stay on the device that made them.
+    // Throws InvalidArgument naming the input for missing, unknown, mistyped or misshaped
+    // inputs; the session stays usable.
+    Batch run(const Batch& inputs) const;
+
+    const SessionOptions& options() const;
+    const Graph& graph() const;
+    // The placement of the most recently made plan (empty before the first plan).
+    PlacementReport placement() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace infer
