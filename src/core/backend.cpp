@@ -1,0 +1,185 @@
+// Buffer, KernelContext, KernelRegistry, Backend's default methods, and the process-wide
+// backend registry with the built-in backends.
+#include "backends/cpu/cpu_backend.hpp"
+#include "core/backend_registry.hpp"
+#ifdef INFER_WITH_CUDA
+#include "backends/cuda/cuda_backend.hpp"
+#endif
+
+#include <infer/backend.hpp>
+#include <infer/error.hpp>
+
+#include <cstring>
+#include <mutex>
+
+namespace infer {
+
+Buffer::Buffer(void* data, size_t bytes, Device device, Deleter deleter, Flags flags)
+    : data_(data), bytes_(bytes), device_(std::move(device)), deleter_(std::move(deleter)),
+      flags_(flags) {}
+
+Buffer::~Buffer() {
+    if (deleter_) deleter_(data_);
+}
+
+KernelContext::KernelContext(const NodeSignature& node, const std::vector<Tensor>& inputs,
+                             std::vector<Tensor>& outputs, Stream* stream, Device device,
+                             std::function<void*(size_t)> workspace)
+    : node_(node), inputs_(inputs), outputs_(outputs), stream_(stream), device_(std::move(device)),
+      workspace_(std::move(workspace)) {}
+
+const Tensor& KernelContext::input(size_t i) const {
+    if (i >= inputs_.size())
+        throw InvalidArgument("node '" + node_.name + "' (" + node_.op + "): no input " +
+                              std::to_string(i));
+    return inputs_[i];
+}
+
+Tensor& KernelContext::output(size_t i) {
+    if (i >= outputs_.size())
+        throw InvalidArgument("node '" + node_.name + "' (" + node_.op + "): no output " +
+                              std::to_string(i));
+    return outputs_[i];
+}
+
+void KernelRegistry::add(const std::string& op, DType dtype, Kernel kernel) {
+    kernels_[{op, dtype}] = std::move(kernel);
+}
+
+void KernelRegistry::add(const std::string& op, std::initializer_list<DType> dtypes,
+                         const Kernel& kernel) {
+    for (DType t : dtypes) add(op, t, kernel);
+}
+
+const Kernel* KernelRegistry::find(const std::string& op, DType dtype) const {
+    auto it = kernels_.find({op, dtype});
+    return it == kernels_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::pair<std::string, DType>> KernelRegistry::entries() const {
+    std::vector<std::pair<std::string, DType>> out;
+    for (const auto& [key, kernel] : kernels_) out.push_back(key);
+    return out;
+}
+
+std::shared_ptr<Buffer> Backend::allocate_pinned_host(size_t bytes, int) {
+    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+    if (!p) throw OutOfMemory("host: cannot allocate " + std::to_string(bytes) + " bytes");
+    return std::make_shared<Buffer>(p, bytes, Device::CPU, [](void* q) { std::free(q); },
+                                    Buffer::Flags{true, false});
+}
+
+void Backend::copy_from_host(void* dst, const void* src, size_t bytes, int, Stream*) {
+    if (bytes) std::memcpy(dst, src, bytes);
+}
+void Backend::copy_to_host(void* dst, const void* src, size_t bytes, int, Stream*) {
+    if (bytes) std::memcpy(dst, src, bytes);
+}
+void Backend::copy_on_device(void* dst, const void* src, size_t bytes, int, Stream*) {
+    if (bytes) std::memmove(dst, src, bytes);
+}
+
+std::unique_ptr<Stream> Backend::create_stream(int) { return std::make_unique<Stream>(); }
+
+bool Backend::supports(const NodeSignature& node) const {
+    return kernels_.find(node.op, node.kernel_dtype) != nullptr;
+}
+
+const Kernel& Backend::kernel_for(const NodeSignature& node) const {
+    const Kernel* kernel = kernels_.find(node.op, node.kernel_dtype);
+    if (!kernel)
+        throw Unsupported("backend '" + name() + "' has no " + node.op + " kernel for " +
+                          std::string(dtype_name(node.kernel_dtype)) + " (node '" + node.name + "')");
+    return *kernel;
+}
+
+namespace {
+struct Registry {
+    std::mutex mutex;
+    std::map<std::string, std::shared_ptr<Backend>> backends;
+};
+
+Registry& registry() {
+    static Registry* instance = [] {
+        auto* r = new Registry;  // never destroyed: backends may be used during static teardown
+        auto cpu = cpu::make_cpu_backend();
+        r->backends[cpu->name()] = cpu;
+#ifdef INFER_WITH_CUDA
+        auto cuda = cuda::make_cuda_backend();
+        r->backends[cuda->name()] = cuda;
+#endif
+        return r;
+    }();
+    return *instance;
+}
+
+std::string registered_list(const Registry& r) {
+    std::string names;
+    for (const auto& [name, backend] : r.backends) names += (names.empty() ? "" : ", ") + name;
+    return names;
+}
+}  // namespace
+
+void register_backend(std::shared_ptr<Backend> backend) {
+    if (!backend) throw InvalidArgument("register_backend: backend is null");
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    const std::string name = backend->name();
+    Device{name, 0};  // validates the name's characters
+    if (r.backends.count(name))
+        throw InvalidArgument("a backend named '" + name + "' is already registered");
+    r.backends[name] = std::move(backend);
+}
+
+void unregister_backend(const std::string& name) {
+    if (name == "cpu") throw InvalidArgument("the cpu backend cannot be unregistered");
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    r.backends.erase(name);
+}
+
+std::vector<std::string> registered_backends() {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    std::vector<std::string> names;
+    for (const auto& [name, backend] : r.backends) names.push_back(name);
+    return names;
+}
+
+std::shared_ptr<Backend> backend_for(const Device& device) {
+    Registry& r = registry();
+    std::shared_ptr<Backend> backend;
+    {
+        std::lock_guard lock(r.mutex);
+        auto it = r.backends.find(device.type);
+        if (it == r.backends.end()) {
+            if (device.type == "cuda")
+                throw DeviceError("device '" + device.to_string() +
+                                  "': infer was built without CUDA (nvcc was not found when it "
+                                  "was configured)");
+            throw DeviceError("unknown device '" + device.to_string() +
+                              "': registered backends are " + registered_list(r));
+        }
+        backend = it->second;
+    }
+    const int count = backend->device_count();
+    if (device.index >= count) {
+        if (count == 0)
+            throw DeviceError("device '" + device.to_string() + "': no " + device.type +
+                              " device is present on this machine");
+        throw DeviceError("device '" + device.to_string() + "': only " + std::to_string(count) +
+                          " " + device.type + " device(s) present");
+    }
+    return backend;
+}
+
+namespace detail {
+std::shared_ptr<Backend> backend_named(const std::string& name) {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    auto it = r.backends.find(name);
+    return it == r.backends.end() ? nullptr : it->second;
+}
+}  // namespace detail
+
+}  // namespace infer

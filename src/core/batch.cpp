@@ -1,0 +1,136 @@
+// Batch and the helpers that assemble and take apart batches on the host.
+#include "core/element_convert.hpp"
+
+#include <infer/batch.hpp>
+#include <infer/error.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+namespace infer {
+
+Batch::Batch(std::initializer_list<std::pair<std::string, Tensor>> named) {
+    for (const auto& [name, tensor] : named) set(name, tensor);
+}
+
+void Batch::set(const std::string& name, Tensor tensor) {
+    for (auto& entry : entries_)
+        if (entry.first == name) {
+            entry.second = std::move(tensor);
+            return;
+        }
+    entries_.emplace_back(name, std::move(tensor));
+}
+
+bool Batch::contains(const std::string& name) const {
+    return std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) { return e.first == name; });
+}
+
+const Tensor& Batch::operator[](const std::string& name) const {
+    for (const auto& entry : entries_)
+        if (entry.first == name) return entry.second;
+    std::string held;
+    for (const auto& entry : entries_) held += (held.empty() ? "" : ", ") + entry.first;
+    throw InvalidArgument("no tensor named '" + name + "' in the batch (it holds: " +
+                          (held.empty() ? std::string("nothing") : held) + ")");
+}
+
+std::vector<std::string> Batch::names() const {
+    std::vector<std::string> names;
+    for (const auto& entry : entries_) names.push_back(entry.first);
+    return names;
+}
+
+Tensor stack(const std::vector<Tensor>& items) {
+    if (items.empty()) throw InvalidArgument("stack: no tensors given");
+    const Tensor& first = items.front();
+    std::vector<int64_t> dims{static_cast<int64_t>(items.size())};
+    dims.insert(dims.end(), first.shape().begin(), first.shape().end());
+    Tensor out = Tensor::empty(first.dtype(), Shape(dims));
+    auto* dst = static_cast<unsigned char*>(out.raw_data());
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (items[i].dtype() != first.dtype() || items[i].shape() != first.shape())
+            throw InvalidArgument("stack: item " + std::to_string(i) + " is " + items[i].describe() +
+                                  ", item 0 is " + first.describe());
+        const Tensor host = items[i].to(Device::CPU).contiguous();
+        std::memcpy(dst + i * first.nbytes(), host.raw_data(), first.nbytes());
+    }
+    return out;
+}
+
+std::vector<Tensor> split(const Tensor& tensor, const std::vector<int64_t>& sizes) {
+    if (tensor.rank() == 0) throw InvalidArgument("split: cannot split a scalar");
+    int64_t total = 0;
+    for (int64_t s : sizes) {
+        if (s < 0) throw InvalidArgument("split: negative size " + std::to_string(s));
+        total += s;
+    }
+    if (total != tensor.shape()[0])
+        throw InvalidArgument("split: sizes add up to " + std::to_string(total) + " but " +
+                              tensor.describe() + " has " + std::to_string(tensor.shape()[0]) +
+                              " along axis 0");
+    std::vector<Tensor> pieces;
+    int64_t start = 0;
+    for (int64_t s : sizes) {
+        pieces.push_back(tensor.slice(0, start, start + s));
+        start += s;
+    }
+    return pieces;
+}
+
+Tensor pad(const Tensor& tensor, int64_t axis, int64_t length, double value) {
+    const size_t a = tensor.shape().normalize_axis(axis, "pad axis");
+    if (length < tensor.shape()[a])
+        throw InvalidArgument("pad: length " + std::to_string(length) + " is shorter than " +
+                              tensor.describe() + " along axis " + std::to_string(axis));
+    Shape shape = tensor.shape();
+    shape[a] = length;
+    Tensor out = Tensor::empty(tensor.dtype(), shape);
+    detail::fill_elements(out.raw_data(), out.dtype(), value, static_cast<size_t>(out.numel()));
+    const Tensor host = tensor.to(Device::CPU).contiguous();
+    // Copy row blocks: everything before `a` is an outer loop, `a` and after is one block.
+    int64_t outer = 1, inner = 1;
+    for (size_t d = 0; d < a; ++d) outer *= shape[d];
+    for (size_t d = a + 1; d < shape.rank(); ++d) inner *= shape[d];
+    const size_t element = dtype_size(tensor.dtype());
+    const size_t src_block = static_cast<size_t>(tensor.shape()[a] * inner) * element;
+    const size_t dst_block = static_cast<size_t>(length * inner) * element;
+    for (int64_t o = 0; o < outer; ++o)
+        std::memcpy(static_cast<unsigned char*>(out.raw_data()) + o * dst_block,
+                    static_cast<const unsigned char*>(host.raw_data()) + o * src_block, src_block);
+    return out;
+}
+
+Tensor pad_and_stack(const std::vector<Tensor>& sequences, double value) {
+    if (sequences.empty()) throw InvalidArgument("pad_and_stack: no tensors given");
+    int64_t longest = 0;
+    for (const Tensor& s : sequences) {
+        if (s.rank() == 0) throw InvalidArgument("pad_and_stack: " + s.describe() + " is a scalar");
+        longest = std::max(longest, s.shape()[0]);
+    }
+    std::vector<Tensor> padded;
+    for (const Tensor& s : sequences) padded.push_back(pad(s, 0, longest, value));
+    return stack(padded);
+}
+
+Batch stack(const std::vector<Batch>& batches) {
+    if (batches.empty()) throw InvalidArgument("stack: no batches given");
+    Batch out;
+    for (const std::string& name : batches.front().names()) {
+        std::vector<Tensor> items;
+        for (const Batch& b : batches) items.push_back(b[name]);
+        out.set(name, stack(items));
+    }
+    return out;
+}
+
+std::vector<Batch> split(const Batch& batch, const std::vector<int64_t>& sizes) {
+    std::vector<Batch> out(sizes.size());
+    for (const auto& [name, tensor] : batch) {
+        std::vector<Tensor> pieces = split(tensor, sizes);
+        for (size_t i = 0; i < pieces.size(); ++i) out[i].set(name, pieces[i]);
+    }
+    return out;
+}
+
+}  // namespace infer

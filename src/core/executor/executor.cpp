@@ -1,0 +1,147 @@
+#include "core/executor/executor.hpp"
+
+#include <infer/error.hpp>
+
+namespace infer::detail {
+
+ExecutionContext::ExecutionContext(std::shared_ptr<const Plan> plan) : plan_(std::move(plan)) {
+    for (size_t d = 0; d < plan_->devices.size(); ++d) {
+        const Device& device = plan_->devices[d];
+        DeviceState state;
+        state.backend = backend_for(device);
+        state.stream = state.backend->create_stream(device.index);
+        if (plan_->arena_bytes[d] > 0)
+            state.arena = state.backend->allocate(plan_->arena_bytes[d], device.index);
+        devices_.push_back(std::move(state));
+    }
+    slots_.resize(plan_->slots.size());
+    uses_.resize(plan_->slots.size());
+    for (size_t i = 0; i < plan_->slots.size(); ++i) {
+        const Slot& slot = plan_->slots[i];
+        if (slot.kind == SlotKind::constant) slots_[i] = slot.constant;
+        if (slot.kind == SlotKind::arena)
+            slots_[i] = Tensor(devices_[plan_->device_slot(slot.device)].arena, slot.dtype, slot.shape,
+                               slot.arena_offset);
+    }
+    bound_.resize(plan_->steps.size());
+    for (size_t s = 0; s < plan_->steps.size(); ++s) {
+        const auto* step = std::get_if<KernelStep>(&plan_->steps[s]);
+        if (!step) continue;
+        BoundStep& b = bound_[s];
+        for (size_t i = 0; i < step->inputs.size(); ++i) {
+            const int slot = step->inputs[i];
+            b.inputs.push_back(slot >= 0 ? slots_[slot] : Tensor());
+            if (slot >= 0) uses_[slot].emplace_back(s, false, i);
+        }
+        for (size_t i = 0; i < step->outputs.size(); ++i) {
+            b.outputs.push_back(slots_[step->outputs[i]]);
+            uses_[step->outputs[i]].emplace_back(s, true, i);
+        }
+    }
+}
+
+ExecutionContext::~ExecutionContext() {
+    try {
+        synchronize_all();
+    } catch (...) {  // a failing device must not turn teardown into a crash
+    }
+}
+
+void ExecutionContext::rebind(int slot, const Tensor& tensor) {
+    slots_[slot] = tensor;
+    for (const auto& [step, is_output, position] : uses_[slot])
+        (is_output ? bound_[step].outputs : bound_[step].inputs)[position] = tensor;
+}
+
+void ExecutionContext::release_run_tensors() {
+    for (size_t i = 0; i < plan_->slots.size(); ++i) {
+        const SlotKind kind = plan_->slots[i].kind;
+        if (kind == SlotKind::input || kind == SlotKind::output) rebind(static_cast<int>(i), Tensor());
+    }
+}
+
+void ExecutionContext::synchronize_all() {
+    for (DeviceState& d : devices_) d.stream->synchronize();
+}
+
+void* ExecutionContext::workspace(size_t device, size_t bytes) {
+    DeviceState& d = devices_[device];
+    if (!d.workspace || d.workspace->bytes() < bytes) {
+        // Earlier kernels on this stream may still read the old workspace.
+        d.stream->synchronize();
+        d.workspace.reset();
+        d.workspace = d.backend->allocate(bytes, plan_->devices[device].index);
+    }
+    return d.workspace->data();
+}
+
+void ExecutionContext::run_kernel(size_t index, const KernelStep& step) {
+    const size_t device = plan_->device_slot(step.device);
+    BoundStep& b = bound_[index];
+    KernelContext ctx(step.signature, b.inputs, b.outputs, devices_[device].stream.get(), step.device,
+                      [this, device](size_t bytes) { return workspace(device, bytes); });
+    step.kernel(ctx);
+}
+
+void ExecutionContext::run_copy(const CopyStep& step) {
+    const Tensor& src = slots_[step.source];
+    Tensor& dst = slots_[step.target];
+    const Slot& from = plan_->slots[step.source];
+    const Slot& to = plan_->slots[step.target];
+    const size_t bytes = to.bytes();
+    DeviceState& src_state = devices_[plan_->device_slot(from.device)];
+    DeviceState& dst_state = devices_[plan_->device_slot(to.device)];
+    const bool src_host = src.buffer()->host_accessible();
+    const bool dst_host = dst.buffer()->host_accessible();
+    if (src_host && dst_host) {
+        // Host-side work on either device may still be queued on its stream.
+        src_state.stream->synchronize();
+        dst_state.backend->copy_from_host(dst.raw_data(), src.raw_data(), bytes, to.device.index,
+                                          dst_state.stream.get());
+    } else if (src_host) {
+        dst_state.backend->copy_from_host(dst.raw_data(), src.raw_data(), bytes, to.device.index,
+                                          dst_state.stream.get());
+    } else if (dst_host) {
+        // The host reads the result next, so this copy must be complete before we go on.
+        src_state.backend->copy_to_host(dst.raw_data(), src.raw_data(), bytes, from.device.index,
+                                        src_state.stream.get());
+        src_state.stream->synchronize();
+    } else {
+        src_state.stream->synchronize();
+        dst.copy_from(src);
+    }
+}
+
+std::vector<Tensor> ExecutionContext::run(const std::vector<Tensor>& inputs) {
+    struct ReleaseOnExit {
+        ExecutionContext* self;
+        ~ReleaseOnExit() {
+            try {
+                self->synchronize_all();
+            } catch (...) {  // the run's own exception, if any, is the one to report
+            }
+            self->release_run_tensors();
+        }
+    } release{this};
+
+    for (size_t i = 0; i < plan_->input_slots.size(); ++i) rebind(plan_->input_slots[i], inputs[i]);
+    for (size_t i = 0; i < plan_->slots.size(); ++i) {
+        const Slot& slot = plan_->slots[i];
+        if (slot.kind == SlotKind::output)
+            rebind(static_cast<int>(i), Tensor::empty(slot.dtype, slot.shape, slot.device));
+    }
+    for (size_t s = 0; s < plan_->steps.size(); ++s) {
+        if (const auto* kernel = std::get_if<KernelStep>(&plan_->steps[s])) run_kernel(s, *kernel);
+        else run_copy(std::get<CopyStep>(plan_->steps[s]));
+    }
+    synchronize_all();
+    std::vector<Tensor> outputs;
+    for (int slot : plan_->output_slots) {
+        const Slot& info = plan_->slots[slot];
+        // Constants stay private to the plan; the caller gets its own copy.
+        outputs.push_back(info.kind == SlotKind::constant ? slots_[slot].clone() : slots_[slot]);
+    }
+    return outputs;
+}
+
+}  // namespace infer::detail

@@ -1,0 +1,48 @@
+#pragma once
+// Runs a Plan. An ExecutionContext holds what one run in flight needs: arenas, streams,
+// workspaces and the tensors bound to every slot. Contexts are pooled per plan, so concurrent
+// runs each get their own and a steady-state run allocates only its outputs.
+#include "core/planner/plan.hpp"
+
+#include <infer/batch.hpp>
+
+#include <memory>
+#include <vector>
+
+namespace infer::detail {
+
+class ExecutionContext {
+public:
+    explicit ExecutionContext(std::shared_ptr<const Plan> plan);
+    ~ExecutionContext();
+
+    // `inputs` are in graph-input order, already validated against the plan's signature.
+    std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+
+private:
+    struct DeviceState {
+        std::shared_ptr<Backend> backend;
+        std::shared_ptr<Buffer> arena;
+        std::unique_ptr<Stream> stream;
+        std::shared_ptr<Buffer> workspace;
+    };
+    struct BoundStep {
+        std::vector<Tensor> inputs, outputs;
+    };
+
+    void run_kernel(size_t index, const KernelStep& step);
+    void run_copy(const CopyStep& step);
+    void* workspace(size_t device, size_t bytes);
+    void rebind(int slot, const Tensor& tensor);
+    void release_run_tensors();
+    void synchronize_all();
+
+    std::shared_ptr<const Plan> plan_;
+    std::vector<DeviceState> devices_;
+    std::vector<Tensor> slots_;
+    std::vector<BoundStep> bound_;
+    // Where each input/output slot appears in bound_: (step, is_output, position).
+    std::vector<std::vector<std::tuple<size_t, bool, size_t>>> uses_;
+};
+
+}  // namespace infer::detail

@@ -1,0 +1,75 @@
+#pragma once
+// The op table: the single list of op kinds infer knows, with their arity, the input whose dtype
+// selects a kernel, the output dtype rule and the shape function. Adding an op touches three
+// places: an entry here (op_table.cpp), a CPU kernel, and an op test case.
+#include "core/ir/graph_ir.hpp"
+
+#include <infer/attributes.hpp>
+#include <infer/error.hpp>
+
+#include <exception>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace infer::detail {
+
+// Thrown by a shape function that needs something not known yet (an input's rank, or the value
+// of a shape-carrying input). Validation then leaves the outputs' shapes unknown; at run-time
+// planning it means the shape depends on data, which infer does not support yet.
+struct ShapeUnknown : std::exception {};
+
+class InferenceContext {
+public:
+    InferenceContext(const NodeIR& node, const std::vector<TensorType>& inputs,
+                     const std::vector<const Tensor*>& values)
+        : node_(node), inputs_(inputs), values_(values) {}
+
+    const NodeIR& node() const { return node_; }
+    const Attributes& attrs() const { return node_.attributes; }
+    size_t num_inputs() const { return inputs_.size(); }
+    bool has_input(size_t i) const { return i < node_.inputs.size() && node_.inputs[i] >= 0; }
+    DType dtype(size_t i) const { return inputs_.at(i).dtype; }
+    // The input's shape; throws ShapeUnknown when its rank is not known.
+    const Shape& shape(size_t i) const;
+    // The input's value (a host tensor); throws ShapeUnknown when not known at this point.
+    const Tensor& value(size_t i) const;
+    // The input's value read as integers (i64 or i32 tensors).
+    std::vector<int64_t> ints(size_t i) const;
+    // Throws ModelError: "node 'name' (Op): message".
+    [[noreturn]] void fail(const std::string& message) const;
+
+private:
+    const NodeIR& node_;
+    const std::vector<TensorType>& inputs_;
+    const std::vector<const Tensor*>& values_;
+};
+
+using ShapeFunction = std::vector<Shape> (*)(const InferenceContext&);
+using DTypeFunction = DType (*)(const InferenceContext&, size_t output);
+
+struct OpSchema {
+    std::string_view name;
+    int min_inputs;
+    int max_inputs;          // -1: variadic
+    int min_outputs;
+    int max_outputs;
+    int kernel_dtype_input;  // the input whose dtype keys the kernel registry
+    DTypeFunction output_dtype;
+    ShapeFunction infer_shapes;  // one shape per output the node has
+    // Inputs whose values (not just shapes) shape the output: axes, target shapes, slice bounds.
+    // They stay on the host whatever device runs the node (bit i = input i).
+    uint32_t host_inputs = 0;
+
+    bool is_host_input(size_t i) const { return i < 32 && (host_inputs >> i) & 1u; }
+};
+
+// nullptr when the op is unknown.
+const OpSchema* find_op(std::string_view name);
+const std::vector<OpSchema>& all_ops();
+
+// ONNX's TensorProto element-type numbers, used by attributes such as Cast's "to".
+DType dtype_from_onnx(int64_t onnx_type);
+int64_t dtype_to_onnx(DType type);
+
+}  // namespace infer::detail

@@ -1,0 +1,124 @@
+// Shapes of convolution, pooling and normalization ops over [N, C, spatial...] tensors.
+#include "core/ops/shape_functions.hpp"
+
+#include <algorithm>
+
+namespace infer::detail {
+
+WindowParams read_window_params(const Attributes& attrs, size_t spatial,
+                                const std::vector<int64_t>& kernel_from_weights) {
+    WindowParams p;
+    p.kernel = attrs.get_ints("kernel_shape", kernel_from_weights);
+    p.strides = attrs.get_ints("strides", std::vector<int64_t>(spatial, 1));
+    p.dilations = attrs.get_ints("dilations", std::vector<int64_t>(spatial, 1));
+    p.pads = attrs.get_ints("pads", std::vector<int64_t>(2 * spatial, 0));
+    p.auto_pad = attrs.get_string("auto_pad", "NOTSET");
+    p.ceil_mode = attrs.get_int("ceil_mode", 0) != 0;
+    return p;
+}
+
+std::vector<WindowGeometry> window_geometry(const WindowParams& p,
+                                            const std::vector<int64_t>& input) {
+    const size_t n = input.size();
+    if (p.kernel.size() != n || p.strides.size() != n || p.dilations.size() != n ||
+        p.pads.size() != 2 * n)
+        throw ModelError("kernel_shape, strides, dilations and pads must cover " +
+                         std::to_string(n) + " spatial axes");
+    std::vector<WindowGeometry> out(n);
+    for (size_t i = 0; i < n; ++i) {
+        if (p.kernel[i] < 1 || p.strides[i] < 1 || p.dilations[i] < 1)
+            throw ModelError("kernel_shape, strides and dilations must be positive");
+        const int64_t window = (p.kernel[i] - 1) * p.dilations[i] + 1;
+        if (input[i] == kDynamic) {
+            out[i] = {p.pads[i], p.pads[n + i], kDynamic};
+            continue;
+        }
+        if (p.auto_pad == "SAME_UPPER" || p.auto_pad == "SAME_LOWER") {
+            const int64_t o = (input[i] + p.strides[i] - 1) / p.strides[i];
+            const int64_t total = std::max<int64_t>((o - 1) * p.strides[i] + window - input[i], 0);
+            const int64_t small = total / 2, large = total - small;
+            out[i] = p.auto_pad == "SAME_UPPER" ? WindowGeometry{small, large, o}
+                                                : WindowGeometry{large, small, o};
+            continue;
+        }
+        int64_t begin = p.pads[i], end = p.pads[n + i];
+        if (p.auto_pad == "VALID") begin = end = 0;
+        else if (p.auto_pad != "NOTSET") throw ModelError("unknown auto_pad '" + p.auto_pad + "'");
+        const int64_t span = input[i] + begin + end - window;
+        if (span < 0) throw ModelError("window larger than the padded input");
+        int64_t o = (p.ceil_mode ? (span + p.strides[i] - 1) / p.strides[i]
+                                 : span / p.strides[i]) + 1;
+        // A window that would start in the end padding is dropped (as the ONNX reference does).
+        if (p.ceil_mode && (o - 1) * p.strides[i] >= input[i] + begin) --o;
+        out[i] = {begin, end, o};
+    }
+    return out;
+}
+
+static std::vector<Shape> windowed_shape(const InferenceContext& ctx, int64_t channels,
+                                         const std::vector<int64_t>& kernel_from_weights) {
+    const Shape& x = ctx.shape(0);
+    if (x.rank() < 3) ctx.fail("input must be [N, C, spatial...], got " + x.to_string());
+    const size_t spatial = x.rank() - 2;
+    std::vector<int64_t> in(x.dims().begin() + 2, x.dims().end());
+    std::vector<WindowGeometry> geometry;
+    try {
+        geometry = window_geometry(read_window_params(ctx.attrs(), spatial, kernel_from_weights), in);
+    } catch (const ModelError& e) {
+        ctx.fail(e.what());
+    }
+    std::vector<int64_t> dims{x[0], channels};
+    for (const auto& g : geometry) dims.push_back(g.out);
+    return {Shape(dims)};
+}
+
+std::vector<Shape> shape_conv(const InferenceContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    const Shape& w = ctx.shape(1);
+    if (w.rank() != x.rank())
+        ctx.fail("weights " + w.to_string() + " and input " + x.to_string() + " differ in rank");
+    const int64_t group = ctx.attrs().get_int("group", 1);
+    if (group < 1) ctx.fail("group must be positive");
+    if (x[1] != kDynamic && w[1] * group != x[1])
+        ctx.fail("input has " + std::to_string(x[1]) + " channels; weights expect " +
+                 std::to_string(w[1]) + " x group " + std::to_string(group));
+    if (w[0] % group != 0) ctx.fail("output channels not divisible by group");
+    if (ctx.has_input(2) && ctx.shape(2) != Shape({w[0]}))
+        ctx.fail("bias " + ctx.shape(2).to_string() + " must be [" + std::to_string(w[0]) + "]");
+    return windowed_shape(ctx, w[0], std::vector<int64_t>(w.dims().begin() + 2, w.dims().end()));
+}
+
+std::vector<Shape> shape_pool(const InferenceContext& ctx) {
+    if (ctx.node().outputs.size() > 1)
+        throw Unsupported("node '" + ctx.node().name + "' (" + ctx.node().op +
+                          "): the Indices output is not supported");
+    if (!ctx.attrs().has("kernel_shape")) ctx.fail("kernel_shape is required");
+    if (ctx.attrs().get_int("storage_order", 0) != 0)
+        throw Unsupported("node '" + ctx.node().name + "': storage_order 1 is not supported");
+    return windowed_shape(ctx, ctx.shape(0)[1], {});
+}
+
+std::vector<Shape> shape_global_pool(const InferenceContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    if (x.rank() < 3) ctx.fail("input must be [N, C, spatial...], got " + x.to_string());
+    std::vector<int64_t> dims(x.rank(), 1);
+    dims[0] = x[0];
+    dims[1] = x[1];
+    return {Shape(dims)};
+}
+
+std::vector<Shape> shape_batch_norm(const InferenceContext& ctx) {
+    if (ctx.attrs().get_int("training_mode", 0) != 0 || ctx.node().outputs.size() > 1)
+        throw Unsupported("node '" + ctx.node().name +
+                          "' (BatchNormalization): training mode is not supported");
+    const Shape& x = ctx.shape(0);
+    if (x.rank() < 2) ctx.fail("input must be [N, C, ...], got " + x.to_string());
+    for (size_t i = 1; i < 5; ++i)
+        if (ctx.shape(i).rank() != 1 ||
+            (x[1] != kDynamic && ctx.shape(i)[0] != x[1]))
+            ctx.fail("input " + std::to_string(i) + " " + ctx.shape(i).to_string() +
+                     " must be [C] with C = " + std::to_string(x[1]));
+    return {x};
+}
+
+}  // namespace infer::detail

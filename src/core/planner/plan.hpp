@@ -1,0 +1,92 @@
+#pragma once
+// A Plan is what a Session runs for one set of input shapes, dtypes and devices: a linear list
+// of steps (kernels and copies) over numbered tensor slots, with every intermediate tensor
+// given an offset in a per-device arena.
+#include "core/ir/graph_ir.hpp"
+
+#include <infer/backend.hpp>
+#include <infer/session.hpp>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace infer::detail {
+
+// Where a slot's tensor comes from at run time.
+enum class SlotKind {
+    constant,  // a weight or a value folded at plan time; bound once
+    input,     // the caller's tensor for a graph input
+    arena,     // an intermediate, a view into the device's arena
+    output,    // a graph output, freshly allocated each run (the caller keeps it)
+};
+
+struct Slot {
+    SlotKind kind;
+    DType dtype;
+    Shape shape;
+    Device device;
+    Tensor constant;          // kind == constant
+    size_t graph_input = 0;   // kind == input
+    size_t arena_offset = 0;  // kind == arena
+    size_t bytes() const { return static_cast<size_t>(shape.numel()) * dtype_size(dtype); }
+};
+
+struct KernelStep {
+    NodeSignature signature;
+    std::shared_ptr<Backend> backend;
+    Kernel kernel;
+    Device device;
+    std::vector<int> inputs;   // slot ids, -1 for an absent optional input
+    std::vector<int> outputs;  // slot ids
+};
+
+struct CopyStep {
+    int source;
+    int target;
+};
+
+using Step = std::variant<KernelStep, CopyStep>;
+
+struct Plan {
+    std::vector<Slot> slots;
+    std::vector<Step> steps;
+    std::vector<Device> devices;           // every device the plan touches
+    std::vector<size_t> arena_bytes;       // per entry of `devices`
+    std::vector<int> output_slots;         // per graph output
+    std::vector<int> input_slots;          // per graph input
+    PlacementReport report;
+
+    size_t device_slot(const Device& device) const;  // index into `devices`
+};
+
+// Tensors of constants uploaded to devices, shared by all the plans of a session so weights
+// move once per session and device.
+class WeightCache {
+public:
+    Tensor on_device(int value_id, const Tensor& host, const Device& device);
+
+private:
+    std::mutex mutex_;
+    std::map<std::pair<int, std::string>, Tensor> tensors_;
+};
+
+// What a plan is made for: the dtype, shape and device of each graph input.
+struct InputSignature {
+    std::vector<DType> dtypes;
+    std::vector<Shape> shapes;
+    std::vector<Device> devices;
+    std::string key() const;
+};
+
+std::shared_ptr<const Plan> make_plan(const GraphIR& graph, const InputSignature& inputs,
+                                      const SessionOptions& options, WeightCache& weights);
+
+// Gives each arena slot an offset so that slots alive at the same step never overlap; fills
+// Slot::arena_offset and Plan::arena_bytes.
+void plan_memory(Plan& plan);
+
+}  // namespace infer::detail

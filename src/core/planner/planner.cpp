@@ -1,0 +1,256 @@
+// Making a plan for one input signature:
+//  1. shape inference with concrete shapes, folding every node whose inputs are known on the
+//     host (constants, Shape of a tensor whose shape is known, and whatever follows from them:
+//     the Shape → Gather → Concat → Reshape chains exporters emit collapse here);
+//  2. placement of the remaining nodes on the requested device, or the CPU where it has no
+//     kernel (logged, reported, or an error in strict mode);
+//  3. slots for every tensor, copies where a tensor crosses devices, weights uploaded once;
+//  4. the arena layout (memory_plan.cpp).
+#include "core/backend_registry.hpp"
+#include "core/log.hpp"
+#include "core/ops/op_schema.hpp"
+#include "core/planner/plan.hpp"
+
+#include <infer/error.hpp>
+
+#include <algorithm>
+
+namespace infer::detail {
+
+size_t Plan::device_slot(const Device& device) const {
+    auto it = std::find(devices.begin(), devices.end(), device);
+    return static_cast<size_t>(it - devices.begin());
+}
+
+Tensor WeightCache::on_device(int value_id, const Tensor& host, const Device& device) {
+    std::lock_guard lock(mutex_);
+    Tensor& cached = tensors_[{value_id, device.to_string()}];
+    if (!cached.defined()) cached = host.to(device);
+    return cached;
+}
+
+std::string InputSignature::key() const {
+    std::string key;
+    for (size_t i = 0; i < dtypes.size(); ++i)
+        key += std::string(dtype_name(dtypes[i])) + shapes[i].to_string() + "@" +
+               devices[i].to_string() + ";";
+    return key;
+}
+
+namespace {
+
+class Planner {
+public:
+    Planner(const GraphIR& graph, const InputSignature& inputs, const SessionOptions& options,
+            WeightCache& weights)
+        : g_(graph), inputs_(inputs), options_(options), weights_(weights),
+          target_(backend_for(options.device)), cpu_(backend_for(Device::CPU)),
+          types_(graph.values.size()), known_(graph.values.size()),
+          home_(graph.values.size(), Device::CPU) {}
+
+    std::shared_ptr<const Plan> run() {
+        plan_ = std::make_shared<Plan>();
+        plan_->report.requested = options_.device;
+        for (const auto& [id, tensor] : g_.constants) {
+            types_[id] = {tensor.dtype(), tensor.shape()};
+            known_[id] = tensor;
+        }
+        for (size_t i = 0; i < g_.inputs.size(); ++i) {
+            const int id = g_.inputs[i];
+            types_[id] = {inputs_.dtypes[i], inputs_.shapes[i]};
+            Slot slot{SlotKind::input, inputs_.dtypes[i], inputs_.shapes[i], inputs_.devices[i]};
+            slot.graph_input = i;
+            const int s = add_slot(std::move(slot), id);
+            plan_->input_slots.push_back(s);
+            home_[id] = inputs_.devices[i];
+        }
+        for (const NodeIR& node : g_.nodes) plan_node(node);
+        bind_outputs();
+        collect_devices();
+        plan_memory(*plan_);
+        return plan_;
+    }
+
+private:
+    void plan_node(const NodeIR& node) {
+        const OpSchema* schema = find_op(node.op);
+        std::vector<TensorType> in_types;
+        std::vector<const Tensor*> in_values;
+        bool all_known = true;
+        for (int id : node.inputs) {
+            in_types.push_back(id >= 0 ? types_[id] : TensorType{});
+            in_values.push_back(id >= 0 && known_[id].defined() ? &known_[id] : nullptr);
+            if (id >= 0 && !known_[id].defined()) all_known = false;
+        }
+        InferenceContext ctx(node, in_types, in_values);
+        std::vector<Shape> shapes;
+        try {
+            shapes = schema->infer_shapes(ctx);
+        } catch (const ShapeUnknown&) {
+            throw Unsupported("node '" + node.name + "' (" + node.op +
+                              "): its output shape depends on tensor values computed at run "
+                              "time, which infer does not support yet");
+        }
+        std::vector<DType> out_dtypes;
+        for (size_t i = 0; i < node.outputs.size(); ++i) {
+            out_dtypes.push_back(schema->output_dtype(ctx, i));
+            types_[node.outputs[i]] = {out_dtypes[i], shapes[i]};
+        }
+        NodeSignature signature;
+        signature.op = node.op;
+        signature.name = node.name;
+        signature.kernel_dtype = in_types.at(static_cast<size_t>(schema->kernel_dtype_input)).dtype;
+        for (const TensorType& t : in_types) {
+            signature.input_dtypes.push_back(t.dtype);
+            signature.input_shapes.push_back(t.shape.value_or(Shape{}));
+        }
+        signature.output_dtypes = out_dtypes;
+        signature.attributes = &node.attributes;
+
+        if (node.op == "Shape") {
+            fold_shape(node, ctx, shapes[0]);
+            return;
+        }
+        if (all_known && cpu_->supports(signature)) {
+            fold(node, signature, in_values, shapes, out_dtypes);
+            return;
+        }
+        place(node, *schema, std::move(signature), shapes, out_dtypes);
+    }
+
+    // Shape needs only its input's shape, which is known here, never its data.
+    void fold_shape(const NodeIR& node, const InferenceContext& ctx, const Shape& out_shape) {
+        const Shape& in = ctx.shape(0);
+        const int64_t rank = static_cast<int64_t>(in.rank());
+        int64_t start = node.attributes.get_int("start", 0);
+        if (start < 0) start += rank;
+        start = std::clamp<int64_t>(start, 0, rank);
+        std::vector<int64_t> dims(in.dims().begin() + start,
+                                  in.dims().begin() + start + out_shape[0]);
+        known_[node.outputs[0]] = Tensor::from_vector(dims, out_shape);
+    }
+
+    void fold(const NodeIR& node, const NodeSignature& signature,
+              const std::vector<const Tensor*>& in_values, const std::vector<Shape>& shapes,
+              const std::vector<DType>& out_dtypes) {
+        std::vector<Tensor> inputs;
+        for (const Tensor* t : in_values) inputs.push_back(t ? *t : Tensor());
+        std::vector<Tensor> outputs;
+        for (size_t i = 0; i < shapes.size(); ++i)
+            outputs.push_back(Tensor::empty(out_dtypes[i], shapes[i], Device::CPU));
+        std::vector<unsigned char> scratch;
+        KernelContext kctx(signature, inputs, outputs, nullptr, Device::CPU, [&](size_t bytes) {
+            if (scratch.size() < bytes) scratch.resize(bytes);
+            return static_cast<void*>(scratch.data());
+        });
+        cpu_->kernel_for(signature)(kctx);
+        for (size_t i = 0; i < node.outputs.size(); ++i) known_[node.outputs[i]] = outputs[i];
+    }
+
+    void place(const NodeIR& node, const OpSchema& schema, NodeSignature signature,
+               const std::vector<Shape>& shapes, const std::vector<DType>& out_dtypes) {
+        Device device = options_.device;
+        std::shared_ptr<Backend> backend = target_;
+        std::string reason;
+        if (!target_->supports(signature)) {
+            reason = "no " + node.op + " kernel for " + std::string(dtype_name(signature.kernel_dtype)) +
+                     " on " + options_.device.to_string();
+            if (options_.strict)
+                throw Unsupported("node '" + node.name + "' (" + node.op + ", " +
+                                  std::string(dtype_name(signature.kernel_dtype)) + ") cannot run on " +
+                                  options_.device.to_string() + ": " + reason +
+                                  "; strict mode forbids falling back to the CPU");
+            if (!cpu_->supports(signature))
+                throw Unsupported("node '" + node.name + "' (" + node.op + "): no backend has a kernel for " +
+                                  std::string(dtype_name(signature.kernel_dtype)));
+            device = Device::CPU;
+            backend = cpu_;
+            logger().info("node '{}' ({}) runs on cpu: {}", node.name, node.op, reason);
+        }
+        KernelStep step;
+        step.kernel = backend->kernel_for(signature);
+        step.backend = backend;
+        step.device = device;
+        for (size_t i = 0; i < node.inputs.size(); ++i) {
+            const int id = node.inputs[i];
+            step.inputs.push_back(id < 0 ? -1 : slot_for(id, schema.is_host_input(i) ? Device::CPU : device));
+        }
+        for (size_t i = 0; i < node.outputs.size(); ++i) {
+            const int id = node.outputs[i];
+            step.outputs.push_back(add_slot({SlotKind::arena, out_dtypes[i], shapes[i], device}, id));
+            home_[id] = device;
+        }
+        step.signature = std::move(signature);
+        plan_->steps.emplace_back(std::move(step));
+        plan_->report.nodes.push_back({node.name, node.op, device, reason});
+    }
+
+    int add_slot(Slot slot, int value_id) {
+        plan_->slots.push_back(std::move(slot));
+        const int s = static_cast<int>(plan_->slots.size()) - 1;
+        slot_of_[{value_id, plan_->slots[s].device.to_string()}] = s;
+        return s;
+    }
+
+    // The slot holding value `id` on `device`, adding an upload or a copy step when needed.
+    int slot_for(int id, const Device& device) {
+        auto it = slot_of_.find({id, device.to_string()});
+        if (it != slot_of_.end()) return it->second;
+        if (known_[id].defined()) {
+            const bool graph_constant = g_.constants.count(id) != 0;
+            Tensor value = device.is_cpu() ? known_[id]
+                           : graph_constant ? weights_.on_device(id, known_[id], device)
+                                            : known_[id].to(device);
+            Slot slot{SlotKind::constant, value.dtype(), value.shape(), device};
+            slot.constant = value;
+            return add_slot(std::move(slot), id);
+        }
+        const int source = slot_of_.at({id, home_[id].to_string()});
+        const Slot& from = plan_->slots[source];
+        const int target = add_slot({SlotKind::arena, from.dtype, from.shape, device}, id);
+        plan_->steps.emplace_back(CopyStep{source, target});
+        ++plan_->report.copies;
+        return target;
+    }
+
+    void bind_outputs() {
+        for (int id : g_.outputs) {
+            if (known_[id].defined()) {
+                plan_->output_slots.push_back(slot_for(id, Device::CPU));
+                continue;
+            }
+            const int s = slot_of_.at({id, home_[id].to_string()});
+            if (plan_->slots[s].kind == SlotKind::arena) plan_->slots[s].kind = SlotKind::output;
+            plan_->output_slots.push_back(s);
+        }
+    }
+
+    void collect_devices() {
+        const auto add = [&](const Device& d) {
+            if (std::find(plan_->devices.begin(), plan_->devices.end(), d) == plan_->devices.end())
+                plan_->devices.push_back(d);
+        };
+        add(Device::CPU);
+        for (const Slot& s : plan_->slots) add(s.device);
+    }
+
+    const GraphIR& g_;
+    const InputSignature& inputs_;
+    const SessionOptions& options_;
+    WeightCache& weights_;
+    std::shared_ptr<Backend> target_, cpu_;
+    std::vector<TensorType> types_;
+    std::vector<Tensor> known_;  // host values known at plan time
+    std::vector<Device> home_;   // where each computed value is produced
+    std::map<std::pair<int, std::string>, int> slot_of_;
+    std::shared_ptr<Plan> plan_;
+};
+
+}  // namespace
+
+std::shared_ptr<const Plan> make_plan(const GraphIR& graph, const InputSignature& inputs,
+                                      const SessionOptions& options, WeightCache& weights) {
+    return Planner(graph, inputs, options, weights).run();
+}
+
+}  // namespace infer::detail

@@ -1,0 +1,101 @@
+#include <infer/infer.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+
+using namespace infer;
+
+TEST_CASE("dtype table names and sizes every dtype", "[dtype]") {
+    CHECK(dtype_size(DType::f32) == 4);
+    CHECK(dtype_size(DType::f16) == 2);
+    CHECK(dtype_size(DType::bf16) == 2);
+    CHECK(dtype_size(DType::i64) == 8);
+    CHECK(dtype_size(DType::boolean) == 1);
+    for (DType t : kAllDTypes) CHECK(parse_dtype(dtype_name(t)) == t);
+    CHECK_THROWS_AS(parse_dtype("f128"), InvalidArgument);
+}
+
+TEST_CASE("half conversion rounds to nearest even and keeps specials", "[dtype]") {
+    CHECK(float(half(1.0f)) == 1.0f);
+    CHECK(float(half(65504.0f)) == 65504.0f);
+    CHECK(std::isinf(float(half(65520.0f))));        // rounds up past the largest half
+    CHECK(float(half(1.0f + 1.0f / 2048)) == 1.0f);  // a tie rounds to the even mantissa
+    CHECK(float(half(5.9604645e-8f)) == 5.9604645e-8f);  // the smallest subnormal
+    CHECK(std::isnan(float(half(std::nanf("")))));
+    CHECK(float(half(-2.5f)) == -2.5f);
+    // Against a float64 reference: the error of a round trip is at most half an ulp.
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> dist(-1000.f, 1000.f);
+    for (int i = 0; i < 10000; ++i) {
+        const float x = dist(rng);
+        const double ulp = std::ldexp(1.0, std::ilogb(x) - 10);
+        CHECK(std::abs(double(float(half(x))) - double(x)) <= ulp / 2);
+    }
+}
+
+TEST_CASE("bfloat16 conversion rounds to nearest even", "[dtype]") {
+    CHECK(float(bfloat16(1.0f)) == 1.0f);
+    CHECK(float(bfloat16(3.0e38f)) > 2.9e38f);
+    CHECK(std::isnan(float(bfloat16(std::nanf("")))));
+    std::mt19937 rng(8);
+    std::uniform_real_distribution<float> dist(-1e6f, 1e6f);
+    for (int i = 0; i < 10000; ++i) {
+        const float x = dist(rng);
+        const double ulp = std::ldexp(1.0, std::ilogb(x) - 7);
+        CHECK(std::abs(double(float(bfloat16(x))) - double(x)) <= ulp / 2);
+    }
+}
+
+TEST_CASE("shapes broadcast like NumPy and name the culprit when they cannot", "[shape]") {
+    CHECK(Shape::broadcast({2, 1, 4}, {3, 1}) == Shape({2, 3, 4}));
+    CHECK(Shape::broadcast({}, {5}) == Shape({5}));
+    CHECK(Shape::broadcast({kDynamic, 4}, {3, 1}) == Shape({3, 4}));
+    try {
+        Shape::broadcast({2, 3}, {4});
+        FAIL("expected an error");
+    } catch (const InvalidArgument& e) {
+        CHECK(std::string(e.what()).find("[2,3]") != std::string::npos);
+    }
+    CHECK(Shape({2, 3}).numel() == 6);
+    CHECK(Shape().numel() == 1);
+    CHECK(Shape({2, 3, 4}).contiguous_strides() == std::vector<int64_t>{12, 4, 1});
+    CHECK(Shape({2, 3}).matches(Shape({kDynamic, 3})));
+    CHECK_FALSE(Shape({2, 3}).matches(Shape({2, 4})));
+    CHECK(Shape({kDynamic, 3}).to_string() == "[?,3]");
+    CHECK_THROWS_AS(Shape({kDynamic}).numel(), InvalidArgument);
+}
+
+TEST_CASE("devices parse from and print to strings", "[device]") {
+    CHECK(Device::parse("cpu") == Device::CPU);
+    CHECK(Device::parse("cuda") == Device::CUDA);
+    CHECK(Device::parse("cuda:1") == Device("cuda", 1));
+    CHECK(Device::parse("my_accel:3").to_string() == "my_accel:3");
+    CHECK(Device::CPU.to_string() == "cpu");
+    CHECK(Device::CUDA.to_string() == "cuda:0");
+    CHECK_THROWS_AS(Device::parse("cuda:x"), InvalidArgument);
+    CHECK_THROWS_AS(Device::parse(""), InvalidArgument);
+    CHECK_THROWS_AS(Device::parse("CUDA"), InvalidArgument);
+    CHECK_THROWS_AS(Device::parse("cuda:-1"), InvalidArgument);
+}
+
+TEST_CASE("the cpu device is always available and describes itself", "[device]") {
+    const auto devices = available_devices();
+    CHECK(std::find(devices.begin(), devices.end(), Device::CPU) != devices.end());
+    const DeviceProperties p = device_properties(Device::CPU);
+    CHECK(p.host_accessible);
+    CHECK(p.cores > 0);
+    CHECK(p.total_memory_bytes > 0);
+}
+
+TEST_CASE("unknown and absent devices give a DeviceError naming them", "[device][errors]") {
+    try {
+        device_properties(Device("tpu"));
+        FAIL("expected an error");
+    } catch (const DeviceError& e) {
+        CHECK(std::string(e.what()).find("tpu") != std::string::npos);
+        CHECK(std::string(e.what()).find("cpu") != std::string::npos);  // lists what exists
+    }
+    CHECK_THROWS_AS(device_properties(Device("cpu", 3)), DeviceError);
+}
