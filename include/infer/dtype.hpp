@@ -7,15 +7,15 @@
 
 namespace infer {
 
-enum class DType : uint8_t { f32, f16, bf16, i8, u8, i32, i64, boolean };
+enum class DType : uint8_t { f32, f16, bf16, i8, u8, i32, i64, boolean, f64 };
 
-inline constexpr DType kAllDTypes[] = {DType::f32, DType::f16,  DType::bf16, DType::i8,
-                                       DType::u8,  DType::i32, DType::i64,  DType::boolean};
+inline constexpr DType kAllDTypes[] = {DType::f32, DType::f16, DType::bf16, DType::i8,     DType::u8,
+                                       DType::i32, DType::i64, DType::boolean, DType::f64};
 
-std::string_view dtype_name(DType type);  // "f32", "f16", "bf16", "i8", "u8", "i32", "i64", "bool"
+std::string_view dtype_name(DType type);  // "f32", "f16", "bf16", "i8", "u8", "i32", "i64", "bool", "f64"
 size_t dtype_size(DType type);            // bytes per element
 DType parse_dtype(std::string_view name);  // throws InvalidArgument for an unknown name
-bool is_floating(DType type);              // f32, f16, bf16
+bool is_floating(DType type);              // f32, f16, bf16, f64
 
 // IEEE 754 binary16, stored as its bit pattern.
 struct half {
@@ -49,5 +49,6 @@ template <> constexpr DType dtype_of<uint8_t>() { return DType::u8; }
 template <> constexpr DType dtype_of<int32_t>() { return DType::i32; }
 template <> constexpr DType dtype_of<int64_t>() { return DType::i64; }
 template <> constexpr DType dtype_of<bool>() { return DType::boolean; }
+template <> constexpr DType dtype_of<double>() { return DType::f64; }
 
 }  // namespace infer

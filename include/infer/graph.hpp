@@ -30,6 +30,14 @@ struct TensorInfo {
 
 class Graph {
 public:
+    // Loads an ONNX model; weights stored in external files are read from beside it.
+    // Throws ModelError for a malformed or inconsistent file, Unsupported for ops, element
+    // types or opsets infer lacks; either names the file and the culprit.
+    static Graph load(const std::string& path);
+    // The same from bytes in memory; external weight files are looked up in `base_dir`.
+    static Graph load_from_bytes(const void* data, size_t size, const std::string& name = "model",
+                                 const std::string& base_dir = ".");
+
     const std::string& name() const;
     const std::vector<TensorInfo>& inputs() const;
     const std::vector<TensorInfo>& outputs() const;

@@ -17,7 +17,7 @@ struct DTypeEntry {
 constexpr DTypeEntry kTable[] = {
     {DType::f32, "f32", 4, true},   {DType::f16, "f16", 2, true},  {DType::bf16, "bf16", 2, true},
     {DType::i8, "i8", 1, false},    {DType::u8, "u8", 1, false},   {DType::i32, "i32", 4, false},
-    {DType::i64, "i64", 8, false},  {DType::boolean, "bool", 1, false},
+    {DType::i64, "i64", 8, false},  {DType::boolean, "bool", 1, false}, {DType::f64, "f64", 8, true},
 };
 const DTypeEntry& entry(DType type) { return kTable[static_cast<size_t>(type)]; }
 
@@ -42,11 +42,12 @@ DType parse_dtype(std::string_view name) {
         if (e.name == name) return e.type;
     if (name == "float32" || name == "float") return DType::f32;
     if (name == "float16") return DType::f16;
+    if (name == "float64" || name == "double") return DType::f64;
     if (name == "bfloat16") return DType::bf16;
     if (name == "int64") return DType::i64;
     if (name == "int32") return DType::i32;
     throw InvalidArgument("unknown dtype '" + std::string(name) +
-                          "' (expected f32, f16, bf16, i8, u8, i32, i64 or bool)");
+                          "' (expected f32, f16, bf16, f64, i8, u8, i32, i64 or bool)");
 }
 
 uint16_t float_to_half_bits(float value) {

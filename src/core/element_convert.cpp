@@ -26,6 +26,7 @@ double load(const void* p, DType t, size_t i) {
         case DType::i32: return load_as_double<int32_t>(p, i);
         case DType::i64: return load_as_double<int64_t>(p, i);
         case DType::boolean: return static_cast<const uint8_t*>(p)[i] != 0 ? 1.0 : 0.0;
+        case DType::f64: return static_cast<const double*>(p)[i];
     }
     return 0;
 }
@@ -53,6 +54,7 @@ void store(void* p, DType t, size_t i, double v) {
         case DType::i32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
         case DType::i64: static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v); break;
         case DType::boolean: static_cast<uint8_t*>(p)[i] = v != 0.0; break;
+        case DType::f64: static_cast<double*>(p)[i] = v; break;
     }
 }
 

@@ -77,8 +77,11 @@ struct Session::Impl {
     std::mutex mutex;
     std::map<std::string, std::shared_ptr<PlanEntry>> plans;
     std::shared_ptr<const detail::Plan> latest;
+    std::vector<bool> shape_deciding;  // per graph input
 
-    Impl(Graph g, SessionOptions o) : graph(std::move(g)), options(std::move(o)) {}
+    Impl(Graph g, SessionOptions o)
+        : graph(std::move(g)), options(std::move(o)),
+          shape_deciding(detail::shape_deciding_inputs(graph.ir())) {}
 
     std::shared_ptr<PlanEntry> plan_for(const detail::InputSignature& signature) {
         const std::string key = signature.key();
@@ -121,6 +124,7 @@ struct Session::Impl {
                 throw InvalidArgument("input '" + info.name + "' has shape " + t.shape().to_string() +
                                       ", the graph expects " + info.shape.to_string());
             tensors.push_back(t.contiguous());
+            signature.values.push_back(shape_deciding[tensors.size() - 1] ? t.to(Device::CPU) : Tensor());
             signature.dtypes.push_back(t.dtype());
             signature.shapes.push_back(t.shape());
             signature.devices.push_back(t.device());
@@ -141,8 +145,9 @@ Session::Session(Graph graph, SessionOptions options)
     if (o.threads > 0) cpu::set_thread_count(o.threads);
     // With fully static inputs the plan can be made now, so strict mode fails early.
     detail::InputSignature signature;
-    for (const auto& info : impl_->graph.inputs()) {
-        if (!info.shape.is_static()) return;
+    for (size_t i = 0; i < impl_->graph.inputs().size(); ++i) {
+        const TensorInfo& info = impl_->graph.inputs()[i];
+        if (!info.shape.is_static() || impl_->shape_deciding[i]) return;
         signature.dtypes.push_back(info.dtype);
         signature.shapes.push_back(info.shape);
         signature.devices.push_back(Device::CPU);

@@ -43,7 +43,11 @@ void check_structure(const GraphIR& g) {
             fail(g, "node '" + node.name + "' (" + node.op + ") has " + std::to_string(inputs) +
                         " inputs; it takes " + std::to_string(schema->min_inputs) + " to " +
                         (schema->max_inputs < 0 ? "any" : std::to_string(schema->max_inputs)));
-        if (outputs < schema->min_outputs || (schema->max_outputs >= 0 && outputs > schema->max_outputs))
+        if (schema->max_outputs >= 0 && outputs > schema->max_outputs)
+            throw Unsupported("graph '" + g.name + "': node '" + node.name + "' (" + node.op + ") has " +
+                              std::to_string(outputs) + " outputs; infer supports up to " +
+                              std::to_string(schema->max_outputs));
+        if (outputs < schema->min_outputs)
             fail(g, "node '" + node.name + "' (" + node.op + ") has " + std::to_string(outputs) +
                         " outputs; it makes " + std::to_string(schema->min_outputs) + " to " +
                         (schema->max_outputs < 0 ? "any" : std::to_string(schema->max_outputs)));

@@ -124,6 +124,7 @@ DType dtype_from_onnx(int64_t onnx_type) {
         case 7: return DType::i64;
         case 9: return DType::boolean;
         case 10: return DType::f16;
+        case 11: return DType::f64;
         case 16: return DType::bf16;
         default:
             throw Unsupported("ONNX element type " + std::to_string(onnx_type) +
@@ -141,6 +142,7 @@ int64_t dtype_to_onnx(DType type) {
         case DType::boolean: return 9;
         case DType::f16: return 10;
         case DType::bf16: return 16;
+        case DType::f64: return 11;
     }
     return 0;
 }

@@ -74,13 +74,19 @@ private:
     std::map<std::pair<int, std::string>, Tensor> tensors_;
 };
 
-// What a plan is made for: the dtype, shape and device of each graph input.
+// What a plan is made for: the dtype, shape and device of each graph input, and the values of
+// the inputs whose values decide shapes (a target shape or axes fed as a graph input).
 struct InputSignature {
     std::vector<DType> dtypes;
     std::vector<Shape> shapes;
     std::vector<Device> devices;
+    std::vector<Tensor> values;  // per graph input; undefined unless it decides shapes
     std::string key() const;
 };
+
+// Which graph inputs' values decide shapes: those that reach an op's host input (axes, target
+// shapes, slice bounds) through nodes other than Shape, which reads only shapes.
+std::vector<bool> shape_deciding_inputs(const GraphIR& graph);
 
 std::shared_ptr<const Plan> make_plan(const GraphIR& graph, const InputSignature& inputs,
                                       const SessionOptions& options, WeightCache& weights);

@@ -31,10 +31,30 @@ Tensor WeightCache::on_device(int value_id, const Tensor& host, const Device& de
 
 std::string InputSignature::key() const {
     std::string key;
-    for (size_t i = 0; i < dtypes.size(); ++i)
-        key += std::string(dtype_name(dtypes[i])) + shapes[i].to_string() + "@" +
-               devices[i].to_string() + ";";
+    for (size_t i = 0; i < dtypes.size(); ++i) {
+        key += std::string(dtype_name(dtypes[i])) + shapes[i].to_string() + "@" + devices[i].to_string();
+        if (i < values.size() && values[i].defined())
+            for (double v : values[i].to_vector<double>()) key += "," + std::to_string(v);
+        key += ";";
+    }
     return key;
+}
+
+std::vector<bool> shape_deciding_inputs(const GraphIR& graph) {
+    std::vector<bool> needed(graph.values.size(), false);
+    for (auto node = graph.nodes.rbegin(); node != graph.nodes.rend(); ++node) {
+        const OpSchema* schema = find_op(node->op);
+        bool outputs_needed = false;
+        for (int id : node->outputs) outputs_needed = outputs_needed || needed[id];
+        for (size_t i = 0; i < node->inputs.size(); ++i) {
+            const int id = node->inputs[i];
+            if (id >= 0 && (schema->is_host_input(i) || (outputs_needed && node->op != "Shape")))
+                needed[id] = true;
+        }
+    }
+    std::vector<bool> result;
+    for (int id : graph.inputs) result.push_back(needed[id]);
+    return result;
 }
 
 namespace {
@@ -58,6 +78,7 @@ public:
         for (size_t i = 0; i < g_.inputs.size(); ++i) {
             const int id = g_.inputs[i];
             types_[id] = {inputs_.dtypes[i], inputs_.shapes[i]};
+            if (i < inputs_.values.size() && inputs_.values[i].defined()) known_[id] = inputs_.values[i];
             Slot slot{SlotKind::input, inputs_.dtypes[i], inputs_.shapes[i], inputs_.devices[i]};
             slot.graph_input = i;
             const int s = add_slot(std::move(slot), id);
@@ -91,6 +112,11 @@ private:
                               "): its output shape depends on tensor values computed at run "
                               "time, which infer does not support yet");
         }
+        for (const Shape& shape : shapes)
+            if (!shape.is_static())
+                throw Unsupported("node '" + node.name + "' (" + node.op + "): its output shape " +
+                                  shape.to_string() + " depends on tensor values computed at run "
+                                  "time, which infer does not support yet");
         std::vector<DType> out_dtypes;
         for (size_t i = 0; i < node.outputs.size(); ++i) {
             out_dtypes.push_back(schema->output_dtype(ctx, i));
