@@ -13,3 +13,6 @@ find_path(INFER_CBLAS_INCLUDE_DIR cblas.h
 if(NOT INFER_CBLAS_INCLUDE_DIR)
   message(FATAL_ERROR "cblas.h not found: install libopenblas-dev")
 endif()
+# ONNX import: the protobuf classes from Debian's libonnx-dev.
+find_package(Protobuf REQUIRED)
+find_package(ONNX REQUIRED)  # imports the target onnx_proto

@@ -1,0 +1,43 @@
+// Graph::load: reading the file and parsing the protobuf, then import.
+#include "core/onnx/onnx_import.hpp"
+
+#include <infer/error.hpp>
+#include <infer/graph.hpp>
+
+#include <google/protobuf/io/coded_stream.h>
+
+#include <climits>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace infer {
+
+Graph Graph::load_from_bytes(const void* data, size_t size, const std::string& name,
+                             const std::string& base_dir) {
+    if (size > static_cast<size_t>(INT_MAX))
+        throw Unsupported(name + ": models over 2 GiB must keep their weights in external files");
+    google::protobuf::io::CodedInputStream stream(static_cast<const uint8_t*>(data), static_cast<int>(size));
+    stream.SetTotalBytesLimit(INT_MAX);
+    stream.SetRecursionLimit(64);  // bounds nesting in hostile files
+    onnx::ModelProto model;
+    if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
+        throw ModelError(name + ": not a valid ONNX model (the protobuf does not parse; truncated or "
+                                "not an ONNX file?)");
+    if (model.ir_version() <= 0 && !model.has_graph())
+        throw ModelError(name + ": the protobuf parses but is not an ONNX model (no IR version, no graph)");
+    return Graph(detail::import_onnx(model, base_dir, name));
+}
+
+Graph Graph::load(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ModelError("cannot open model file '" + path + "'");
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    const std::string content = bytes.str();
+    const std::filesystem::path file(path);
+    const std::string dir = file.has_parent_path() ? file.parent_path().string() : ".";
+    return load_from_bytes(content.data(), content.size(), path, dir);
+}
+
+}  // namespace infer

@@ -1,0 +1,204 @@
+// ONNX ModelProto → GraphIR: opsets and domains, initializers (with external data), inputs
+// with symbolic dimensions, Constant nodes, attributes, and the nodes in dependency order.
+#include "core/onnx/onnx_import.hpp"
+
+#include "core/onnx/import_builder.hpp"
+#include "core/onnx/tensor_proto.hpp"
+
+#include <infer/error.hpp>
+
+#include <deque>
+#include <set>
+
+namespace infer::detail {
+
+namespace {
+
+int64_t default_domain_opset(const onnx::ModelProto& model, const std::string& what) {
+    int64_t opset = -1;
+    for (const auto& entry : model.opset_import()) {
+        const std::string& domain = entry.domain();
+        if (domain.empty() || domain == "ai.onnx") opset = entry.version();
+    }
+    if (opset < 0) {
+        if (model.opset_import_size() == 0) opset = kOldestOpset;  // IR version 2 models
+        else throw Unsupported(what + ": imports no default-domain (ai.onnx) opset, only " +
+                               model.opset_import(0).domain());
+    }
+    if (opset > kNewestOpset)
+        throw Unsupported(what + ": opset " + std::to_string(opset) + " is newer than infer reads (" +
+                          std::to_string(kNewestOpset) + ")");
+    if (opset < kOldestOpset)
+        throw Unsupported(what + ": opset " + std::to_string(opset) + " is older than infer reads (" +
+                          std::to_string(kOldestOpset) + ")");
+    return opset;
+}
+
+Attributes convert_attributes(const onnx::NodeProto& node, const std::string& base_dir,
+                              const std::string& where) {
+    Attributes attrs;
+    for (const auto& a : node.attribute()) {
+        const std::string what = where + " attribute '" + a.name() + "'";
+        switch (a.type()) {
+            case onnx::AttributeProto_AttributeType_INT: attrs.set(a.name(), int64_t{a.i()}); break;
+            case onnx::AttributeProto_AttributeType_FLOAT: attrs.set(a.name(), a.f()); break;
+            case onnx::AttributeProto_AttributeType_STRING: attrs.set(a.name(), a.s()); break;
+            case onnx::AttributeProto_AttributeType_INTS:
+                attrs.set(a.name(), std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+                break;
+            case onnx::AttributeProto_AttributeType_FLOATS:
+                attrs.set(a.name(), std::vector<float>(a.floats().begin(), a.floats().end()));
+                break;
+            case onnx::AttributeProto_AttributeType_STRINGS:
+                attrs.set(a.name(), std::vector<std::string>(a.strings().begin(), a.strings().end()));
+                break;
+            case onnx::AttributeProto_AttributeType_TENSOR:
+                attrs.set(a.name(), tensor_from_proto(a.t(), base_dir, what));
+                break;
+            default:
+                throw Unsupported(what + " has a type infer does not support (subgraphs, sparse "
+                                         "tensors and type protos are not supported)");
+        }
+    }
+    return attrs;
+}
+
+// A Constant node's value as a tensor, whichever attribute carries it.
+Tensor constant_value(const Attributes& attrs, const std::string& where) {
+    if (attrs.has("value")) return attrs.get_tensor("value");
+    if (attrs.has("value_float"))
+        return Tensor::from_vector(std::vector<float>{attrs.get_float("value_float")}, Shape{});
+    if (attrs.has("value_int"))
+        return Tensor::from_vector(std::vector<int64_t>{attrs.get_int("value_int")}, Shape{});
+    if (attrs.has("value_floats")) {
+        const auto& v = attrs.get_floats("value_floats");
+        return Tensor::from_vector(v, Shape({static_cast<int64_t>(v.size())}));
+    }
+    if (attrs.has("value_ints")) {
+        const auto& v = attrs.get_ints("value_ints");
+        return Tensor::from_vector(v, Shape({static_cast<int64_t>(v.size())}));
+    }
+    throw Unsupported(where + ": Constant without a supported value attribute");
+}
+
+Shape declared_shape(const onnx::ValueInfoProto& info, const std::string& what) {
+    if (!info.type().has_tensor_type())
+        throw Unsupported(what + ": input '" + info.name() + "' is not a tensor");
+    const auto& type = info.type().tensor_type();
+    if (!type.has_shape())
+        throw Unsupported(what + ": input '" + info.name() + "' declares no shape");
+    std::vector<int64_t> dims;
+    for (const auto& d : type.shape().dim()) {
+        if (d.has_dim_value() && d.dim_value() < 0)
+            throw ModelError(what + ": input '" + info.name() + "' has negative dimension " +
+                             std::to_string(d.dim_value()));
+        dims.push_back(d.has_dim_value() ? d.dim_value() : kDynamic);
+    }
+    return Shape(dims);
+}
+
+// Node indices in an order where every node comes after the producers of its inputs.
+std::vector<int> dependency_order(const onnx::GraphProto& graph, const std::set<std::string>& ready_names,
+                                  const std::string& what) {
+    std::map<std::string, int> producer;
+    for (int n = 0; n < graph.node_size(); ++n)
+        for (const auto& out : graph.node(n).output())
+            if (!out.empty()) producer[out] = n;
+    std::vector<int> waiting(graph.node_size(), 0);
+    std::vector<std::vector<int>> consumers(graph.node_size());
+    for (int n = 0; n < graph.node_size(); ++n) {
+        std::set<int> deps;
+        for (const auto& in : graph.node(n).input()) {
+            if (in.empty() || ready_names.count(in)) continue;
+            auto it = producer.find(in);
+            if (it == producer.end())
+                throw ModelError(what + ": node '" + graph.node(n).name() + "' (" + graph.node(n).op_type() +
+                                 ") uses tensor '" + in + "', which nothing produces");
+            deps.insert(it->second);
+        }
+        waiting[n] = static_cast<int>(deps.size());
+        for (int d : deps) consumers[d].push_back(n);
+    }
+    std::deque<int> queue;
+    for (int n = 0; n < graph.node_size(); ++n)
+        if (waiting[n] == 0) queue.push_back(n);
+    std::vector<int> order;
+    while (!queue.empty()) {
+        const int n = queue.front();
+        queue.pop_front();
+        order.push_back(n);
+        for (int c : consumers[n])
+            if (--waiting[c] == 0) queue.push_back(c);
+    }
+    if (static_cast<int>(order.size()) != graph.node_size()) {
+        for (int n = 0; n < graph.node_size(); ++n)
+            if (waiting[n] > 0)
+                throw ModelError(what + ": the graph has a cycle through node '" + graph.node(n).name() +
+                                 "' (" + graph.node(n).op_type() + ")");
+    }
+    return order;
+}
+
+}  // namespace
+
+std::shared_ptr<GraphIR> import_onnx(const onnx::ModelProto& model, const std::string& base_dir,
+                                     const std::string& what) {
+    if (!model.has_graph()) throw ModelError(what + ": the model has no graph");
+    const int64_t opset = default_domain_opset(model, what);
+    const onnx::GraphProto& graph = model.graph();
+    ImportBuilder builder(what);
+    builder.graph().name = graph.name().empty() ? what : graph.name();
+
+    std::set<std::string> ready;
+    for (const auto& init : graph.initializer()) {
+        if (init.name().empty()) throw ModelError(what + ": an initializer has no name");
+        builder.constant(tensor_from_proto(init, base_dir, what + ": initializer '" + init.name() + "'"),
+                         init.name());
+        ready.insert(init.name());
+    }
+    for (const auto& input : graph.input()) {
+        if (ready.count(input.name())) continue;  // older IR versions list initializers as inputs
+        const DType dtype = dtype_from_onnx_element(input.type().tensor_type().elem_type(),
+                                                    what + ": input '" + input.name() + "'");
+        const Shape shape = declared_shape(input, what);
+        const int id = builder.new_value(input.name());
+        builder.graph().values[id].type = {dtype, shape};
+        builder.graph().inputs.push_back(id);
+        ready.insert(input.name());
+    }
+
+    for (int n : dependency_order(graph, ready, what)) {
+        const onnx::NodeProto& node = graph.node(n);
+        const std::string label = node.name().empty() ? node.op_type() + "_" + std::to_string(n) : node.name();
+        const std::string where = what + ": node '" + label + "' (" + node.op_type() + ")";
+        if (!node.domain().empty() && node.domain() != "ai.onnx")
+            throw Unsupported(where + " is in domain '" + node.domain() + "', which infer does not support");
+        Attributes attrs = convert_attributes(node, base_dir, where);
+        if (node.op_type() == "Constant") {
+            if (node.output_size() != 1) throw ModelError(where + " must have one output");
+            builder.constant(constant_value(attrs, where), node.output(0));
+            continue;
+        }
+        ImportedNode imported{node.op_type(), label, {}, {}, std::move(attrs)};
+        for (const auto& in : node.input())
+            imported.inputs.push_back(in.empty() ? -1 : builder.value(in, where));
+        while (!imported.inputs.empty() && imported.inputs.back() == -1) imported.inputs.pop_back();
+        // Optional outputs left unnamed are dropped at the end, named privately in the middle.
+        int named = node.output_size();
+        while (named > 0 && node.output(named - 1).empty()) --named;
+        for (int i = 0; i < named; ++i)
+            imported.outputs.push_back(node.output(i).empty() ? builder.internal_value(label + ":unused")
+                                                              : builder.new_value(node.output(i)));
+        adapt_node(builder, std::move(imported), opset);
+    }
+
+    for (const auto& output : graph.output()) {
+        builder.graph().outputs.push_back(builder.value(output.name(), "graph output"));
+        builder.graph().output_names.push_back(output.name());
+    }
+    auto ir = std::make_shared<GraphIR>(std::move(builder.graph()));
+    validate(*ir);
+    return ir;
+}
+
+}  // namespace infer::detail
