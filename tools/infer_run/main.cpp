@@ -1,0 +1,95 @@
+// infer-run: run an ONNX model on tensors stored as files.
+//   infer-run MODEL --inputs DIR --outputs DIR [--device cpu|cuda|NAME] [--precision f32|f16|bf16]
+//   infer-run MODEL --info [--device ...]
+// Inputs are input_0.pb, input_1.pb, ... (ONNX TensorProto) or input_N.npy, in graph-input
+// order; outputs are written as output_N.pb (or .npy with --npy) in graph-output order.
+// Any error ends the program with a one-line reason on stderr and status 3 when the model uses
+// something infer does not support (infer::Unsupported), 1 for every other error.
+#include <infer/infer.hpp>
+#include <infer/tensor_io.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <iostream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+infer::Batch read_inputs(const infer::Graph& graph, const fs::path& dir) {
+    infer::Batch batch;
+    for (size_t i = 0; i < graph.inputs().size(); ++i) {
+        const std::string stem = "input_" + std::to_string(i);
+        fs::path file = dir / (stem + ".pb");
+        if (!fs::exists(file)) file = dir / (stem + ".npy");
+        if (!fs::exists(file))
+            throw infer::InvalidArgument("no " + stem + ".pb or " + stem + ".npy in " + dir.string() +
+                                         " for input '" + graph.inputs()[i].name + "'");
+        batch.set(graph.inputs()[i].name, infer::load_tensor(file.string()));
+    }
+    return batch;
+}
+
+void print_info(const infer::Graph& graph, const infer::Session& session) {
+    std::cout << "model: " << graph.name() << "\ninputs:\n";
+    for (const auto& in : graph.inputs())
+        std::cout << "  " << in.name << " " << infer::dtype_name(in.dtype) << in.shape.to_string() << "\n";
+    std::cout << "outputs:\n";
+    for (const auto& out : graph.outputs())
+        std::cout << "  " << out.name << " " << infer::dtype_name(out.dtype) << out.shape.to_string() << "\n";
+    std::cout << "ops (" << graph.node_count() << " nodes):\n";
+    for (const auto& [op, count] : graph.op_histogram()) std::cout << "  " << op << " " << count << "\n";
+    const infer::PlacementReport placement = session.placement();
+    if (placement.nodes.empty())
+        std::cout << "placement: made with the first run (the inputs have dynamic dimensions)\n";
+    else
+        std::cout << placement.to_string();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"Run an ONNX model with infer on tensors stored as files"};
+    std::string model, inputs_dir, outputs_dir, device = "cpu", precision = "f32";
+    bool info = false, npy = false, strict = false;
+    app.add_option("model", model, "the .onnx file")->required();
+    app.add_option("--inputs", inputs_dir, "folder with input_N.pb or input_N.npy");
+    app.add_option("--outputs", outputs_dir, "folder to write output_N.pb into");
+    app.add_option("--device", device, "cpu, cuda, cuda:N or a registered backend");
+    app.add_option("--precision", precision, "f32, f16 or bf16");
+    app.add_flag("--info", info, "print inputs, outputs, op histogram and placement");
+    app.add_flag("--npy", npy, "write outputs as .npy instead of .pb");
+    app.add_flag("--strict", strict, "fail instead of falling back to the CPU");
+    CLI11_PARSE(app, argc, argv);
+    try {
+        const infer::Graph graph = infer::Graph::load(model);
+        infer::SessionOptions options;
+        options.device = infer::Device::parse(device);
+        options.precision = infer::parse_precision(precision);
+        options.strict = strict;
+        infer::Session session(graph, options);
+        if (info) {
+            print_info(graph, session);
+            if (inputs_dir.empty()) return 0;
+        }
+        if (inputs_dir.empty() || outputs_dir.empty())
+            throw infer::InvalidArgument("--inputs and --outputs are required to run the model");
+        const infer::Batch outputs = session.run(read_inputs(graph, inputs_dir));
+        fs::create_directories(outputs_dir);
+        for (size_t i = 0; i < graph.outputs().size(); ++i) {
+            const std::string& name = graph.outputs()[i].name;
+            const fs::path file = fs::path(outputs_dir) / ("output_" + std::to_string(i) + (npy ? ".npy" : ".pb"));
+            if (npy) infer::save_npy(outputs[name], file.string());
+            else infer::save_tensor_proto(outputs[name], file.string(), name);
+        }
+        if (info) std::cout << session.placement().to_string();
+        return 0;
+    } catch (const infer::Unsupported& e) {
+        std::cerr << "infer-run: unsupported: " << e.what() << "\n";
+        return 3;
+    } catch (const std::exception& e) {
+        std::cerr << "infer-run: " << e.what() << "\n";
+        return 1;
+    }
+}
