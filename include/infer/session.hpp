@@ -19,6 +19,9 @@ Precision parse_precision(std::string_view name);  // throws InvalidArgument
 
 struct SessionOptions {
     Device device = Device::CPU;         // where nodes run when its backend supports them
+    // f16/bf16: matrix ops and their weights in that type (converted once), sensitive ops
+    // (reductions, softmax, normalization, pow/exp/log/sqrt/erf) in f32, inputs and outputs
+    // still f32 at the interface.
     Precision precision = Precision::f32;
     int threads = 0;                     // CPU threads for kernels; 0 = all cores
     bool strict = false;                 // fail (Unsupported) rather than fall back to the CPU

@@ -2,6 +2,7 @@
 // execution contexts per plan so that concurrent runs never share buffers.
 #include "backends/cpu/cpu_backend.hpp"
 #include "core/executor/executor.hpp"
+#include "core/passes/lower_precision.hpp"
 #include "core/planner/plan.hpp"
 
 #include <infer/error.hpp>
@@ -78,10 +79,18 @@ struct Session::Impl {
     std::map<std::string, std::shared_ptr<PlanEntry>> plans;
     std::shared_ptr<const detail::Plan> latest;
     std::vector<bool> shape_deciding;  // per graph input
+    // What plans are made from: the graph itself, or its f16/bf16 lowering.
+    std::shared_ptr<const detail::GraphIR> planned;
 
     Impl(Graph g, SessionOptions o)
         : graph(std::move(g)), options(std::move(o)),
-          shape_deciding(detail::shape_deciding_inputs(graph.ir())) {}
+          shape_deciding(detail::shape_deciding_inputs(graph.ir())) {
+        if (options.precision == Precision::f32)
+            planned = std::shared_ptr<const detail::GraphIR>(std::shared_ptr<void>(), &graph.ir());
+        else
+            planned = detail::lower_precision(graph.ir(), options.precision == Precision::f16 ? DType::f16
+                                                                                               : DType::bf16);
+    }
 
     std::shared_ptr<PlanEntry> plan_for(const detail::InputSignature& signature) {
         const std::string key = signature.key();
@@ -89,7 +98,7 @@ struct Session::Impl {
         auto& entry = plans[key];
         if (!entry) {
             auto fresh = std::make_shared<PlanEntry>();
-            fresh->plan = detail::make_plan(graph.ir(), signature, options, weights);
+            fresh->plan = detail::make_plan(*planned, signature, options, weights);
             entry = fresh;
         }
         latest = entry->plan;
@@ -137,10 +146,6 @@ Session::Session(Graph graph, SessionOptions options)
     : impl_(std::make_unique<Impl>(std::move(graph), std::move(options))) {
     const SessionOptions& o = impl_->options;
     backend_for(o.device);  // unknown, unbuilt or absent devices fail here
-    if (o.precision != Precision::f32)
-        throw Unsupported("session for '" + impl_->graph.name() + "': precision " +
-                          std::string(precision_name(o.precision)) +
-                          " is not implemented yet; use f32");
     if (o.threads < 0) throw InvalidArgument("threads must be >= 0, got " + std::to_string(o.threads));
     if (o.threads > 0) cpu::set_thread_count(o.threads);
     // With fully static inputs the plan can be made now, so strict mode fails early.

@@ -199,7 +199,6 @@ TEST_CASE("runs from many threads at once give each its own correct result", "[s
 }
 
 TEST_CASE("sessions reject options they cannot honour", "[session][errors]") {
-    CHECK_THROWS_AS(Session(small_graph(), {.precision = Precision::f16}), Unsupported);
     CHECK_THROWS_AS(Session(small_graph(), {.threads = -1}), InvalidArgument);
     CHECK(parse_precision("bf16") == Precision::bf16);
     CHECK_THROWS_AS(parse_precision("f8"), InvalidArgument);
@@ -213,4 +212,27 @@ TEST_CASE("the log level can be set and read back", "[log]") {
     set_log_level(LogLevel::off);
     CHECK(log_level() == LogLevel::off);
     set_log_level(before);
+}
+
+TEST_CASE("f16 and bf16 sessions keep the f32 interface and stay close to f32", "[session][precision]") {
+    GraphBuilder b;
+    auto x = b.input("x", DType::f32, {2, 8});
+    std::vector<float> w(64), scale(8, 1.0f), bias(8, 0.1f);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = 0.05f * float(int(i % 7) - 3);
+    auto h = b.matmul(x, b.constant(Tensor::from_vector(w, {8, 8})));
+    h = b.layer_norm(b.add(h, x), b.constant(Tensor::from_vector(scale, {8})),
+                     b.constant(Tensor::from_vector(bias, {8})));
+    b.output("y", b.softmax(b.relu(h)));
+    Graph g = b.build();
+    std::vector<float> input(16);
+    for (size_t i = 0; i < input.size(); ++i) input[i] = 0.3f * float(i % 5) - 0.6f;
+    const Batch batch{{"x", Tensor::from_vector(input, {2, 8})}};
+    const std::vector<float> reference = g.run(batch)["y"].to_vector<float>();
+    for (Precision p : {Precision::f16, Precision::bf16}) {
+        Session session(g, {.precision = p});
+        const Tensor y = session.run(batch)["y"];
+        CHECK(y.dtype() == DType::f32);
+        const std::vector<float> got = y.to_vector<float>();
+        for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(reference[i]).margin(2e-2));
+    }
 }

@@ -1,0 +1,116 @@
+#include "core/passes/lower_precision.hpp"
+
+#include "core/element_convert.hpp"
+#include "core/ops/op_schema.hpp"
+
+#include <infer/error.hpp>
+
+#include <map>
+#include <set>
+
+namespace infer::detail {
+
+namespace {
+
+const std::set<std::string> kLowOps = {"MatMul", "Gemm", "Conv"};
+const std::set<std::string> kFloat32Ops = {"ReduceMean", "ReduceSum", "Softmax", "LayerNormalization",
+                                           "Pow", "Exp", "Log", "Sqrt", "Erf"};
+
+class Lowering {
+public:
+    Lowering(const GraphIR& source, DType low) : src_(source), low_(low) {}
+
+    std::shared_ptr<GraphIR> run() {
+        out_ = std::make_shared<GraphIR>();
+        out_->name = src_.name;
+        out_->values = src_.values;
+        out_->constants = src_.constants;
+        out_->inputs = src_.inputs;
+        out_->output_names = src_.output_names;
+        for (const ValueIR& v : src_.values) dtype_.push_back(v.type.dtype);
+        for (const NodeIR& node : src_.nodes) lower(node);
+        for (int id : src_.outputs)
+            out_->outputs.push_back(src_.values[id].type.dtype == DType::f32 ? as(id, DType::f32) : id);
+        validate(*out_);
+        return out_;
+    }
+
+private:
+    bool is_float(int id) const { return dtype_[id] == DType::f32 || dtype_[id] == low_; }
+    bool is_constant(int id) const { return out_->constants.count(id) != 0; }
+
+    // Value `id` as `type`: itself, a converted constant, or the output of an inserted Cast.
+    int as(int id, DType type) {
+        if (dtype_[id] == type) return id;
+        auto cached = casts_.find({id, type});
+        if (cached != casts_.end()) return cached->second;
+        const std::string name = out_->values[id].name + "@" + std::string(dtype_name(type));
+        out_->values.push_back({name, {}});
+        const int cast = static_cast<int>(out_->values.size()) - 1;
+        dtype_.push_back(type);
+        if (is_constant(id)) {
+            const Tensor& host = out_->constants.at(id);
+            Tensor converted = Tensor::empty(type, host.shape());
+            convert_elements(host.raw_data(), host.dtype(), converted.raw_data(), type,
+                             static_cast<size_t>(host.numel()));
+            out_->constants[cast] = converted;
+        } else {
+            out_->nodes.push_back({"Cast", name, {id}, {cast}, {{"to", dtype_to_onnx(type)}}});
+        }
+        casts_[{id, type}] = cast;
+        return cast;
+    }
+
+    DType choose(const NodeIR& node, const OpSchema& schema) const {
+        if (kLowOps.count(node.op)) return low_;
+        if (kFloat32Ops.count(node.op)) return DType::f32;
+        for (size_t i = 0; i < node.inputs.size(); ++i) {
+            const int id = node.inputs[i];
+            if (id >= 0 && !schema.is_host_input(i) && !is_constant(id) && dtype_[id] == DType::f32)
+                return DType::f32;
+        }
+        return low_;
+    }
+
+    void lower(const NodeIR& node) {
+        const OpSchema* schema = find_op(node.op);
+        const DType type = choose(node, *schema);
+        NodeIR lowered = node;
+        for (size_t i = 0; i < node.inputs.size(); ++i) {
+            const int id = node.inputs[i];
+            if (id >= 0 && !schema->is_host_input(i) && is_float(id)) lowered.inputs[i] = as(id, type);
+        }
+        // Ops that create floats from nothing make them in the node's type.
+        if (node.op == "Cast" && dtype_from_onnx(node.attributes.get_int("to")) == DType::f32)
+            lowered.attributes.set("to", dtype_to_onnx(type));
+        if (node.op == "ConstantOfShape" && node.attributes.has("value") &&
+            node.attributes.get_tensor("value").dtype() == DType::f32) {
+            const Tensor& value = node.attributes.get_tensor("value");
+            Tensor converted = Tensor::empty(type, value.shape());
+            convert_elements(value.raw_data(), DType::f32, converted.raw_data(), type, 1);
+            lowered.attributes.set("value", converted);
+        }
+        std::vector<TensorType> input_types;
+        for (int id : lowered.inputs) input_types.push_back({id >= 0 ? dtype_[id] : DType::f32, std::nullopt});
+        const std::vector<const Tensor*> no_values(lowered.inputs.size(), nullptr);
+        const InferenceContext ctx(lowered, input_types, no_values);
+        for (size_t i = 0; i < lowered.outputs.size(); ++i) dtype_[lowered.outputs[i]] = schema->output_dtype(ctx, i);
+        out_->nodes.push_back(std::move(lowered));
+    }
+
+    const GraphIR& src_;
+    DType low_;
+    std::shared_ptr<GraphIR> out_;
+    std::vector<DType> dtype_;  // the type each value has in the lowered graph
+    std::map<std::pair<int, DType>, int> casts_;
+};
+
+}  // namespace
+
+std::shared_ptr<GraphIR> lower_precision(const GraphIR& graph, DType low) {
+    if (low != DType::f16 && low != DType::bf16)
+        throw InvalidArgument("lower_precision: target must be f16 or bf16");
+    return Lowering(graph, low).run();
+}
+
+}  // namespace infer::detail
