@@ -56,6 +56,11 @@ std::string read_external(const onnx::TensorProto& proto, const std::string& bas
     if (offset < 0 || static_cast<size_t>(length) != expected)
         throw ModelError(what + ": external data length " + std::to_string(length) + " differs from the " +
                          std::to_string(expected) + " bytes its shape needs");
+    std::error_code size_error;
+    const auto file_size = fs::file_size(file, size_error);
+    if (size_error || static_cast<uint64_t>(offset) + static_cast<uint64_t>(length) > file_size)
+        throw ModelError(what + ": external data file " + file.string() + " ends before offset " +
+                         std::to_string(offset + length));
     std::string bytes(static_cast<size_t>(length), '\0');
     in.seekg(offset);
     in.read(bytes.data(), length);
@@ -99,16 +104,34 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base
             throw ModelError(what + ": shape " + shape.to_string() + " is implausibly large");
         count *= d;
     }
-    Tensor out = Tensor::empty(dtype, shape);
-    const size_t bytes = out.nbytes();
-    if (proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
-        const std::string data = read_external(proto, base_dir, what, bytes);
-        std::memcpy(out.raw_data(), data.data(), bytes);
+    const size_t bytes = static_cast<size_t>(count) * dtype_size(dtype);
+    // Sizes are checked against the data present before anything is allocated, so a hostile
+    // header cannot make us reserve memory its file does not back.
+    const auto typed_count = [&]() -> int64_t {
+        switch (dtype) {
+            case DType::f32: return proto.float_data_size();
+            case DType::f64: return proto.double_data_size();
+            case DType::i64: return proto.int64_data_size();
+            default: return proto.int32_data_size();
+        }
+    };
+    const bool external = proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL;
+    std::string external_bytes;
+    if (external) {
+        external_bytes = read_external(proto, base_dir, what, bytes);
     } else if (proto.has_raw_data()) {
         if (proto.raw_data().size() != bytes)
             throw ModelError(what + ": raw data has " + std::to_string(proto.raw_data().size()) +
                              " bytes; shape " + shape.to_string() + " of " +
                              std::string(dtype_name(dtype)) + " needs " + std::to_string(bytes));
+    } else if (typed_count() != count) {
+        throw ModelError(what + ": holds " + std::to_string(typed_count()) + " values for shape " +
+                         shape.to_string());
+    }
+    Tensor out = Tensor::empty(dtype, shape);
+    if (external) {
+        std::memcpy(out.raw_data(), external_bytes.data(), bytes);
+    } else if (proto.has_raw_data()) {
         std::memcpy(out.raw_data(), proto.raw_data().data(), bytes);
     } else if (dtype == DType::f32) {
         copy_field(proto.float_data(), out, what);
