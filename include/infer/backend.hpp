@@ -153,6 +153,10 @@ void register_backend(std::shared_ptr<Backend> backend);
 void unregister_backend(const std::string& name);
 // The backend serving a device; throws DeviceError naming the device and what is registered.
 std::shared_ptr<Backend> backend_for(const Device& device);
+// The backend registered under `name` whether or not it has devices, or nullptr.
+std::shared_ptr<Backend> find_backend(const std::string& name);
 std::vector<std::string> registered_backends();
+// Every op infer's op table knows, by ONNX name: what a backend may register kernels for.
+std::vector<std::string> known_ops();
 
 }  // namespace infer

@@ -2,6 +2,7 @@
 // backend registry with the built-in backends.
 #include "backends/cpu/cpu_backend.hpp"
 #include "core/backend_registry.hpp"
+#include "core/ops/op_schema.hpp"
 #ifdef INFER_WITH_CUDA
 #include "backends/cuda/cuda_backend.hpp"
 #endif
@@ -171,6 +172,14 @@ std::shared_ptr<Backend> backend_for(const Device& device) {
                           " " + device.type + " device(s) present");
     }
     return backend;
+}
+
+std::shared_ptr<Backend> find_backend(const std::string& name) { return detail::backend_named(name); }
+
+std::vector<std::string> known_ops() {
+    std::vector<std::string> names;
+    for (const auto& schema : detail::all_ops()) names.emplace_back(schema.name);
+    return names;
 }
 
 namespace detail {

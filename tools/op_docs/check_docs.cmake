@@ -1,0 +1,8 @@
+execute_process(COMMAND ${GENERATOR} OUTPUT_VARIABLE generated RESULT_VARIABLE status)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "infer-ops failed")
+endif()
+file(READ ${DOC} committed)
+if(NOT generated STREQUAL committed)
+  message(FATAL_ERROR "docs/ops.md is out of date: run build/bin/infer-ops > docs/ops.md")
+endif()
