@@ -13,8 +13,10 @@ if(INFER_WITH_CUDA)
     endif()
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
-    set(CMAKE_CUDA_STANDARD 20)
-    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    # CMake 3.25 does not know nvcc's C++20 flag, so it is passed directly (our public headers,
+    # which the .cu files include, use C++20); CUDA targets then set CUDA_STANDARD_REQUIRED OFF
+    # so CMake does not insist on a dialect flag it cannot name.
+    string(APPEND CMAKE_CUDA_FLAGS " -std=c++20")
     set(INFER_HAVE_CUDA ON)
     message(STATUS "infer: CUDA backend enabled (architectures ${CMAKE_CUDA_ARCHITECTURES})")
   else()

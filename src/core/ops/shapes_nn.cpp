@@ -82,8 +82,9 @@ std::vector<Shape> shape_conv(const InferenceContext& ctx) {
     if (x[1] != kDynamic && w[1] * group != x[1])
         ctx.fail("input has " + std::to_string(x[1]) + " channels; weights expect " +
                  std::to_string(w[1]) + " x group " + std::to_string(group));
-    if (w[0] % group != 0) ctx.fail("output channels not divisible by group");
-    if (ctx.has_input(2) && ctx.shape(2) != Shape({w[0]}))
+    if (w[0] != kDynamic && w[0] % group != 0) ctx.fail("output channels not divisible by group");
+    if (ctx.has_input(2) && !(ctx.shape(2).rank() == 1 &&
+                              (ctx.shape(2)[0] == w[0] || ctx.shape(2)[0] == kDynamic || w[0] == kDynamic)))
         ctx.fail("bias " + ctx.shape(2).to_string() + " must be [" + std::to_string(w[0]) + "]");
     return windowed_shape(ctx, w[0], std::vector<int64_t>(w.dims().begin() + 2, w.dims().end()));
 }
@@ -115,7 +116,7 @@ std::vector<Shape> shape_batch_norm(const InferenceContext& ctx) {
     if (x.rank() < 2) ctx.fail("input must be [N, C, ...], got " + x.to_string());
     for (size_t i = 1; i < 5; ++i)
         if (ctx.shape(i).rank() != 1 ||
-            (x[1] != kDynamic && ctx.shape(i)[0] != x[1]))
+            (x[1] != kDynamic && ctx.shape(i)[0] != kDynamic && ctx.shape(i)[0] != x[1]))
             ctx.fail("input " + std::to_string(i) + " " + ctx.shape(i).to_string() +
                      " must be [C] with C = " + std::to_string(x[1]));
     return {x};
