@@ -179,8 +179,11 @@ private:
         std::shared_ptr<Backend> backend = target_;
         std::string reason;
         if (!target_->supports(signature)) {
-            reason = "no " + node.op + " kernel for " + std::string(dtype_name(signature.kernel_dtype)) +
-                     " on " + options_.device.to_string();
+            reason = target_->kernels().find(node.op, signature.kernel_dtype)
+                         ? options_.device.to_string() + " declined this " + node.op + " (" +
+                               std::string(dtype_name(signature.kernel_dtype)) + ", these shapes/attributes)"
+                         : "no " + node.op + " kernel for " + std::string(dtype_name(signature.kernel_dtype)) +
+                               " on " + options_.device.to_string();
             if (options_.strict)
                 throw Unsupported("node '" + node.name + "' (" + node.op + ", " +
                                   std::string(dtype_name(signature.kernel_dtype)) + ") cannot run on " +
