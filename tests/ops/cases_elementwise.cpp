@@ -1,0 +1,155 @@
+// Cases for elementwise ops: unary maps, broadcasting binary ops, comparisons, Where and Cast.
+#include "op_case.hpp"
+#include "precision.hpp"
+
+#include <cmath>
+
+namespace ops {
+
+namespace {
+using Fn1 = std::function<double(double)>;
+using Fn2 = std::function<double(double, double)>;
+
+std::string pair_label(const Shape& a, const Shape& b) { return a.to_string() + " " + b.to_string(); }
+
+// Same shapes, trailing and leading broadcasts, both-sided broadcast, a scalar, odd sizes.
+const std::vector<std::pair<Shape, Shape>> kBinaryShapes{
+    {{2, 3, 4}, {2, 3, 4}}, {{2, 3, 4}, {4}},      {{2, 1, 4}, {3, 1}},
+    {{17}, {}},             {{1, 33}, {17, 1}},    {{3, 1, 17}, {1, 5, 1}},
+    {{64, 1000}, {1000}},   {{7, 1, 4099}, {1, 5, 1}},  // large: vector loops, threads, tails
+};
+
+void add_binary(std::vector<Case>& cases, const std::string& op, Fn2 f, Fill a_fill = Fill::signed_values,
+                Fill b_fill = Fill::signed_values) {
+    for (const auto& [sa, sb] : kBinaryShapes) {
+        InputSpec a = x("A", sa), b = x("B", sb);
+        a.fill = a_fill;
+        b.fill = b_fill;
+        cases.push_back({op, pair_label(sa, sb), {a, b}, node(op),
+                         [f](const auto& in, DType) { return std::vector{ref::binary(in[0], in[1], f)}; }});
+    }
+}
+
+// Integer variants used by shape arithmetic in exported models; optional on the CPU.
+void add_integer_binary(std::vector<Case>& cases, const std::string& op, Fn2 f) {
+    Case c{op, "i64 [2,3] [3]", {integers("A", {2, 3}, -9, 9), integers("B", {3}, -9, 9)}, node(op),
+           [f](const auto& in, DType) { return std::vector{ref::binary(in[0], in[1], f)}; }};
+    c.dtypes = {DType::i64};
+    c.cpu_optional = true;
+    cases.push_back(c);
+}
+
+void add_comparison(std::vector<Case>& cases, const std::string& op, Fn2 f) {
+    // Small integers so that ties occur (and survive rounding to f16/bf16 exactly).
+    for (const auto& [sa, sb] : {std::pair<Shape, Shape>{{2, 3, 4}, {2, 3, 4}}, {{2, 1, 4}, {3, 1}}, {{17}, {}}})
+        cases.push_back({op, pair_label(sa, sb),
+                         {integers("A", sa, -3, 3, std::nullopt), integers("B", sb, -3, 3, std::nullopt)}, node(op),
+                         [f](const auto& in, DType) { return std::vector{ref::binary(in[0], in[1], f)}; }});
+}
+
+void add_unary(std::vector<Case>& cases, const std::string& op, Fn1 f, Fill fill = Fill::signed_values,
+               double scale = 1.0, infer::Attributes attrs = {}, const std::string& note = "") {
+    for (const Shape& s : {Shape{2, 3, 4}, Shape{17}, Shape{1, 33}, Shape{5, 1, 7}, Shape{}, Shape{129, 257}}) {
+        InputSpec in = x("X", s, scale);
+        in.fill = fill;
+        cases.push_back({op, note + s.to_string(), {in}, node(op, attrs),
+                         [f](const auto& v, DType) { return std::vector{ref::unary(v[0], f)}; }});
+    }
+}
+
+Case cast_case(const std::string& label, InputSpec input, std::optional<DType> to,
+               std::vector<DType> dtypes, Fn1 f = [](double v) { return v; }) {
+    // `to` empty: cast into the case's dtype (the input has a fixed type); else the input
+    // has the case's dtype and is cast to `to`.
+    Case c{"Cast", label, {std::move(input)},
+           [to](infer::GraphBuilder& b, const std::vector<infer::Value>& in, DType dt) {
+               return std::vector{b.op1("Cast", {in[0]}, {{"to", onnx_type(to.value_or(dt))}})};
+           },
+           [f](const auto& in, DType) { return std::vector{ref::unary(in[0], f)}; }};
+    c.dtypes = std::move(dtypes);
+    return c;
+}
+}  // namespace
+
+std::vector<Case> elementwise_cases() {
+    std::vector<Case> cases;
+    add_binary(cases, "Add", [](double a, double b) { return a + b; });
+    add_binary(cases, "Sub", [](double a, double b) { return a - b; });
+    add_binary(cases, "Mul", [](double a, double b) { return a * b; });
+    add_binary(cases, "Div", [](double a, double b) { return a / b; });
+    add_binary(cases, "Pow", [](double a, double b) { return std::pow(a, b); }, Fill::positive);
+    // A negative base needs an integral exponent.
+    cases.push_back({"Pow", "negative base, integral exponent [2,3,4] [4]",
+                     {x("A", {2, 3, 4}), integers("B", {4}, 1, 3, std::nullopt)}, node("Pow"),
+                     [](const auto& in, DType) {
+                         return std::vector{ref::binary(in[0], in[1], [](double a, double b) { return std::pow(a, b); })};
+                     }});
+    add_integer_binary(cases, "Add", [](double a, double b) { return a + b; });
+    add_integer_binary(cases, "Sub", [](double a, double b) { return a - b; });
+    add_integer_binary(cases, "Mul", [](double a, double b) { return a * b; });
+
+    add_comparison(cases, "Equal", [](double a, double b) { return double(a == b); });
+    add_comparison(cases, "Less", [](double a, double b) { return double(a < b); });
+    add_comparison(cases, "Greater", [](double a, double b) { return double(a > b); });
+    Case equal_i64{"Equal", "i64 [2,3] [3]", {integers("A", {2, 3}, -2, 2), integers("B", {3}, -2, 2)}, node("Equal"),
+                   [](const auto& in, DType) {
+                       return std::vector{ref::binary(in[0], in[1], [](double a, double b) { return double(a == b); })};
+                   }};
+    equal_i64.dtypes = {DType::i64};
+    equal_i64.cpu_optional = true;
+    cases.push_back(equal_i64);
+
+    for (const auto& [c, a, b] : {std::tuple<Shape, Shape, Shape>{{2, 3, 4}, {2, 3, 4}, {2, 3, 4}},
+                                  {{2, 3, 4}, {4}, {}}, {{3, 1}, {2, 1, 17}, {17}}, {{33}, {1}, {33}},
+                                  {{64, 1000}, {64, 1000}, {1000}}})
+        cases.push_back({"Where", c.to_string() + " " + pair_label(a, b), {booleans("C", c), x("X", a), x("Y", b)},
+                         node("Where"),
+                         [](const auto& in, DType) { return std::vector{ref::where(in[0], in[1], in[2])}; }});
+
+    add_unary(cases, "Sqrt", [](double v) { return std::sqrt(v); }, Fill::positive);
+    add_unary(cases, "Reciprocal", [](double v) { return 1 / v; });
+    add_unary(cases, "Exp", [](double v) { return std::exp(v); }, Fill::signed_values, 3.0);
+    add_unary(cases, "Log", [](double v) { return std::log(v); }, Fill::positive, 3.0);
+    add_unary(cases, "Tanh", [](double v) { return std::tanh(v); }, Fill::signed_values, 3.0);
+    add_unary(cases, "Erf", [](double v) { return std::erf(v); }, Fill::signed_values, 1.5);
+    add_unary(cases, "Relu", [](double v) { return v > 0 ? v : 0.0; });
+    add_unary(cases, "Sigmoid", [](double v) { return ref::sigmoid(v); }, Fill::signed_values, 4.0);
+    add_unary(cases, "Gelu", [](double v) { return ref::gelu(v, false); }, Fill::signed_values, 3.0);
+    add_unary(cases, "Gelu", [](double v) { return ref::gelu(v, false); }, Fill::signed_values, 3.0,
+              {{"approximate", std::string("none")}}, "none ");
+    add_unary(cases, "Gelu", [](double v) { return ref::gelu(v, true); }, Fill::signed_values, 3.0,
+              {{"approximate", std::string("tanh")}}, "tanh ");
+    add_unary(cases, "Neg", [](double v) { return -v; });
+    add_unary(cases, "Abs", [](double v) { return std::fabs(v); });
+    add_unary(cases, "Identity", [](double v) { return v; });
+    for (const Shape& s : {Shape{2, 3, 4}, Shape{17}, Shape{}}) {
+        Case c{"Not", s.to_string(), {booleans("X", s)}, node("Not"),
+               [](const auto& in, DType) { return std::vector{ref::unary(in[0], [](double v) { return double(v == 0); })}; }};
+        c.dtypes = {DType::boolean};
+        cases.push_back(c);
+    }
+    Case identity_i64{"Identity", "i64 [3,5]", {integers("X", {3, 5}, -100, 100)}, node("Identity"),
+                      [](const auto& in, DType) { return std::vector{in[0]}; }};
+    identity_i64.dtypes = {DType::i64};
+    cases.push_back(identity_i64);
+
+    // Cast: between float types (the result is the input rounded to the target), float to
+    // integers (truncation toward zero), float to bool (nonzero), and back.
+    const auto trunc = [](double v) { return std::trunc(v); };
+    for (DType to : kFloatTypes)
+        cases.push_back(cast_case(std::string("to ") + std::string(infer::dtype_name(to)) + " [2,3,17]",
+                                  x("X", {2, 3, 17}), to, kFloatTypes,
+                                  [to](double v) { return ref::round_to(to, static_cast<float>(v)); }));
+    cases.push_back(cast_case("to i64 [3,17]", x("X", {3, 17}, 50.0), DType::i64, kFloatTypes, trunc));
+    cases.push_back(cast_case("to i32 [33]", x("X", {33}, 50.0), DType::i32, kFloatTypes, trunc));
+    cases.push_back(cast_case("to bool [3,17]", integers("X", {3, 17}, -2, 2, std::nullopt), DType::boolean,
+                              kFloatTypes, [](double v) { return double(v != 0); }));
+    cases.push_back(cast_case("from i64 [3,17]", integers("X", {3, 17}, -100, 100), std::nullopt, kFloatTypes));
+    cases.push_back(cast_case("from i32 [17]", integers("X", {17}, -100, 100, DType::i32), std::nullopt, kFloatTypes));
+    cases.push_back(cast_case("from bool [3,17]", booleans("X", {3, 17}), std::nullopt, kFloatTypes));
+    cases.push_back(cast_case("i64 to i32 [17]", integers("X", {17}, -1000, 1000), DType::i32, {DType::i64}));
+    cases.push_back(cast_case("i32 to i64 [17]", integers("X", {17}, -1000, 1000, DType::i32), DType::i64, {DType::i32}));
+    return cases;
+}
+
+}  // namespace ops

@@ -1,0 +1,208 @@
+// Cases for matrix products, reductions, normalizations, convolution and pooling.
+#include "op_case.hpp"
+
+namespace ops {
+
+namespace {
+std::string dims_label(const Dims& d) { return Shape(d).to_string(); }
+
+Case accumulating(Case c) {
+    c.accumulates = true;
+    return c;
+}
+
+infer::Attributes window_attributes(const ref::Window& w) {
+    infer::Attributes a;
+    if (!w.kernel.empty()) a.set("kernel_shape", w.kernel);
+    if (!w.strides.empty()) a.set("strides", w.strides);
+    if (!w.dilations.empty()) a.set("dilations", w.dilations);
+    if (!w.pads.empty()) a.set("pads", w.pads);
+    if (w.auto_pad != "NOTSET") a.set("auto_pad", w.auto_pad);
+    if (w.ceil_mode) a.set("ceil_mode", int64_t{1});
+    return a;
+}
+
+std::string window_label(const ref::Window& w) {
+    std::string s;
+    if (!w.kernel.empty()) s += " k" + dims_label(w.kernel);
+    if (!w.strides.empty()) s += " s" + dims_label(w.strides);
+    if (!w.dilations.empty()) s += " d" + dims_label(w.dilations);
+    if (!w.pads.empty()) s += " p" + dims_label(w.pads);
+    if (w.auto_pad != "NOTSET") s += " " + w.auto_pad;
+    if (w.ceil_mode) s += " ceil";
+    return s;
+}
+
+void add_reduce(std::vector<Case>& c, const std::string& op, ref::Reduction kind) {
+    struct Spec { Shape in; std::optional<Dims> axes; bool keepdims; };
+    for (const auto& s : std::vector<Spec>{{{2, 3, 4}, Dims{1}, true}, {{2, 3, 4}, Dims{-1}, false},
+                                           {{2, 3, 4}, Dims{0, 2}, true}, {{3, 17, 33}, Dims{-2, -1}, false},
+                                           {{2, 3, 4}, std::nullopt, true}, {{5, 7}, std::nullopt, false},
+                                           {{33, 17}, Dims{0}, false}, {{1, 5, 1}, Dims{2}, true},
+                                           {{8, 4097}, Dims{1}, false}, {{1025, 64}, Dims{0}, true}}) {
+        infer::Attributes attrs{{"keepdims", int64_t{s.keepdims}}};
+        std::vector<Operand> operands{arg(0)};
+        if (s.axes) operands.push_back(ints(*s.axes));
+        const Dims axes = s.axes.value_or(Dims{});
+        c.push_back(accumulating({op, s.in.to_string() + " axes " + (s.axes ? dims_label(*s.axes) : "none") +
+                                          " keepdims " + std::to_string(s.keepdims),
+                                  {x("X", s.in)}, node(op, attrs, operands),
+                                  [=, keep = s.keepdims](const auto& v, DType) {
+                                      return std::vector{ref::reduce(v[0], kind, axes, keep)};
+                                  }}));
+    }
+    // noop_with_empty_axes: no axes means identity rather than "reduce everything".
+    c.push_back({op, "[3,4] noop_with_empty_axes", {x("X", {3, 4})}, node(op, {{"noop_with_empty_axes", int64_t{1}}}),
+                 [](const auto& v, DType) { return std::vector{v[0]}; }});
+}
+}  // namespace
+
+std::vector<Case> nn_cases() {
+    std::vector<Case> c;
+    for (const auto& [a, b] : {std::pair<Shape, Shape>{{3, 4}, {4, 5}}, {{2, 3, 4}, {4, 5}}, {{2, 1, 3, 4}, {3, 4, 5}},
+                               {{4}, {4, 5}}, {{3, 4}, {4}}, {{33}, {33}}, {{2, 3, 17}, {17}}, {{17, 33}, {33, 17}},
+                               {{1, 64}, {64, 33}}, {{2, 3, 5}, {2, 5, 3}}, {{4, 65, 129}, {129, 67}},
+                               {{1, 1000}, {1000, 64}}})
+        c.push_back(accumulating({"MatMul", a.to_string() + " " + b.to_string(), {x("A", a), x("B", b)}, node("MatMul"),
+                                  [](const auto& v, DType) { return std::vector{ref::matmul(v[0], v[1])}; }}));
+
+    struct GemmSpec { int64_t m, k, n; bool ta, tb; float alpha, beta; std::optional<Shape> c; };
+    for (const auto& g : std::vector<GemmSpec>{{3, 4, 5, false, false, 1, 1, std::nullopt},
+                                               {3, 4, 5, true, false, 1, 1, Shape{5}},
+                                               {3, 4, 5, false, true, 1, 1, Shape{3, 1}},
+                                               {17, 33, 5, true, true, 0.5f, 2.0f, Shape{17, 5}},
+                                               {1, 17, 33, false, true, 1, 0.5f, Shape{1, 33}},
+                                               {5, 3, 7, false, false, 2.0f, 1, Shape{1}},
+                                               {4, 6, 2, false, false, 1, 1, Shape{}},
+                                               {130, 70, 90, false, true, 1, 1, Shape{90}}}) {
+        const Shape sa = g.ta ? Shape{g.k, g.m} : Shape{g.m, g.k}, sb = g.tb ? Shape{g.n, g.k} : Shape{g.k, g.n};
+        std::vector<InputSpec> inputs{x("A", sa), x("B", sb)};
+        if (g.c) inputs.push_back(x("C", *g.c));
+        const infer::Attributes attrs{{"transA", int64_t{g.ta}}, {"transB", int64_t{g.tb}}, {"alpha", g.alpha}, {"beta", g.beta}};
+        c.push_back(accumulating(
+            {"Gemm", sa.to_string() + " " + sb.to_string() + " C " + (g.c ? g.c->to_string() : "none") + " transA " +
+                         std::to_string(g.ta) + " transB " + std::to_string(g.tb) + " alpha " + std::to_string(g.alpha) +
+                         " beta " + std::to_string(g.beta),
+             inputs, node("Gemm", attrs), [g](const auto& v, DType) {
+                 return std::vector{ref::gemm(v[0], v[1], v.size() > 2 ? &v[2] : nullptr, g.ta, g.tb, g.alpha, g.beta)};
+             }}));
+    }
+
+    add_reduce(c, "ReduceMean", ref::Reduction::mean);
+    add_reduce(c, "ReduceSum", ref::Reduction::sum);
+    add_reduce(c, "ReduceMax", ref::Reduction::max);
+
+    for (const auto& [in, axis] : {std::pair<Shape, int64_t>{{2, 3, 4}, -1}, {{2, 5, 4}, 1}, {{2, 3, 4}, 0},
+                                   {{3, 33}, -1}, {{17}, 0}, {{2, 17, 3}, -2}, {{8, 1025}, -1}})
+        c.push_back({"Softmax", in.to_string() + " axis " + std::to_string(axis), {x("X", in, 3.0)},
+                     node("Softmax", {{"axis", axis}}),
+                     [axis](const auto& v, DType) { return std::vector{ref::softmax(v[0], axis)}; }});
+
+    c.push_back({"Softmax", "[4,33] axis -1 logits up to 60", {x("X", {4, 33}, 30.0)}, node("Softmax", {{"axis", int64_t{-1}}}),
+                 [](const auto& v, DType) { return std::vector{ref::softmax(v[0], -1)}; }});
+    {
+        InputSpec shifted = x("X", {4, 257});
+        shifted.offset = 100;  // variance as E[x^2] - E[x]^2 in f32 loses ~1e-3 here
+        c.push_back(accumulating({"LayerNormalization", "[4,257] mean 100 axis -1 outputs 3",
+                                  {shifted, x("Scale", {257}), x("B", {257})},
+                                  node("LayerNormalization", {{"axis", int64_t{-1}}}, {}, 3), [](const auto& v, DType) {
+                                      return ref::layer_norm(v[0], v[1], &v[2], -1, 1e-5);
+                                  }}));
+    }
+
+    // LayerNormalization with all three outputs, scale/bias over X[axis:], with and without bias.
+    struct NormSpec { Shape in; int64_t axis; Shape scale; bool bias; size_t outputs; float epsilon; };
+    for (const auto& s : std::vector<NormSpec>{{{2, 3, 17}, -1, {17}, true, 3, 1e-5f},
+                                               {{2, 3, 4}, -2, {3, 4}, true, 3, 1e-5f},
+                                               {{4, 33}, 1, {33}, false, 1, 1e-3f},
+                                               {{2, 5, 7}, 1, {7}, true, 3, 1e-5f},   // scale broadcasts over X[1:]
+                                               {{3, 64}, -1, {64}, true, 1, 1e-5f},
+                                               {{16, 768}, -1, {768}, true, 3, 1e-5f}}) {
+        std::vector<InputSpec> inputs{x("X", s.in), x("Scale", s.scale)};
+        if (s.bias) inputs.push_back(x("B", s.scale));
+        c.push_back(accumulating(
+            {"LayerNormalization",
+             s.in.to_string() + " axis " + std::to_string(s.axis) + " scale " + s.scale.to_string() +
+                 (s.bias ? " bias" : " no bias") + " outputs " + std::to_string(s.outputs),
+             inputs, node("LayerNormalization", {{"axis", s.axis}, {"epsilon", s.epsilon}}, {}, s.outputs),
+             [s](const auto& v, DType) {
+                 auto outs = ref::layer_norm(v[0], v[1], s.bias ? &v[2] : nullptr, s.axis, s.epsilon);
+                 outs.resize(s.outputs);
+                 return outs;
+             }}));
+    }
+
+    for (const Shape& in : {Shape{2, 3, 4, 5}, Shape{1, 17, 3}, Shape{4, 5}, Shape{2, 32, 17, 17}}) {
+        const Shape ch{in[1]};
+        c.push_back({"BatchNormalization", in.to_string(),
+                     {x("X", in), x("Scale", ch), x("B", ch), x("Mean", ch), positive("Var", ch)},
+                     node("BatchNormalization", {{"epsilon", 1e-5f}}),
+                     [](const auto& v, DType) { return std::vector{ref::batch_norm(v[0], v[1], v[2], v[3], v[4], 1e-5)}; }});
+    }
+
+    struct ConvSpec { Shape x, w; bool bias; int64_t group; ref::Window window; };
+    for (const auto& s : std::vector<ConvSpec>{
+             {{1, 3, 5, 5}, {4, 3, 3, 3}, false, 1, {}},
+             {{2, 3, 7, 6}, {4, 3, 3, 3}, true, 1, {{}, {}, {}, {1, 1, 1, 1}}},
+             {{1, 4, 9, 9}, {6, 2, 3, 3}, true, 2, {{}, {2, 2}, {}, {1, 0, 1, 2}}},      // groups, stride, asymmetric pads
+             {{1, 3, 11, 10}, {2, 3, 3, 2}, true, 1, {{}, {1, 2}, {2, 2}, {2, 1, 2, 1}}},  // dilations
+             {{1, 4, 6, 7}, {4, 1, 3, 3}, true, 4, {{}, {}, {}, {1, 1, 1, 1}}},            // depthwise
+             {{1, 3, 7, 8}, {5, 3, 3, 3}, true, 1, {{}, {2, 2}, {}, {}, "SAME_UPPER"}},
+             {{1, 2, 6, 5}, {3, 2, 2, 2}, false, 1, {{}, {}, {}, {}, "SAME_LOWER"}},
+             {{1, 3, 8, 8}, {2, 3, 3, 3}, true, 1, {{}, {3, 3}, {}, {}, "VALID"}},
+             {{2, 3, 17}, {4, 3, 5}, true, 1, {{}, {2}, {}, {2, 2}}},                      // 1-D
+             {{1, 8, 5, 5}, {33, 8, 1, 1}, true, 1, {}},                                   // 1x1, odd channels
+             {{1, 16, 20, 20}, {24, 16, 3, 3}, true, 1, {{}, {}, {}, {1, 1, 1, 1}}},        // larger
+             {{1, 32, 15, 15}, {32, 1, 3, 3}, true, 32, {{}, {2, 2}, {}, {1, 1, 1, 1}}},    // depthwise, strided
+             {{1, 2, 4, 5, 3}, {3, 2, 2, 3, 2}, true, 1, {{}, {}, {}, {1, 0, 1, 0, 1, 0}}}}) {  // 3-D
+        std::vector<InputSpec> inputs{x("X", s.x), x("W", s.w)};
+        if (s.bias) inputs.push_back(x("B", Shape{s.w[0]}));
+        infer::Attributes attrs = window_attributes(s.window);
+        if (s.group != 1) attrs.set("group", s.group);
+        c.push_back(accumulating({"Conv",
+                                  s.x.to_string() + " W " + s.w.to_string() + (s.bias ? " bias" : "") + " group " +
+                                      std::to_string(s.group) + window_label(s.window),
+                                  inputs, node("Conv", attrs), [s](const auto& v, DType) {
+                                      return std::vector{ref::conv(v[0], v[1], s.bias ? &v[2] : nullptr, s.window, s.group)};
+                                  }}));
+    }
+
+    struct PoolSpec { Shape x; ref::Window window; };
+    const std::vector<PoolSpec> pools{
+        {{1, 2, 6, 6}, {{2, 2}, {2, 2}, {}, {}}},
+        {{2, 3, 7, 7}, {{3, 3}, {2, 2}, {}, {1, 1, 1, 1}}},
+        {{1, 2, 7, 8}, {{3, 3}, {2, 2}, {}, {}, "NOTSET", true}},            // ceil_mode
+        {{1, 2, 6, 7}, {{3, 2}, {2, 2}, {}, {1, 0, 1, 1}, "NOTSET", true}},  // ceil_mode and pads
+        {{1, 3, 9, 8}, {{3, 3}, {2, 3}, {}, {}, "SAME_UPPER"}},
+        {{1, 2, 17}, {{4}, {3}, {}, {1, 2}}},                               // 1-D
+        {{2, 8, 33, 33}, {{3, 3}, {2, 2}, {}, {1, 1, 1, 1}}},               // larger
+    };
+    for (const auto& p : pools)
+        c.push_back({"MaxPool", p.x.to_string() + window_label(p.window), {x("X", p.x)},
+                     node("MaxPool", window_attributes(p.window)),
+                     [p](const auto& v, DType) { return std::vector{ref::max_pool(v[0], p.window)}; }});
+    ref::Window dilated;
+    dilated.kernel = {2, 2};
+    dilated.dilations = {2, 2};
+    c.push_back({"MaxPool", "[1,2,7,7]" + window_label(dilated), {x("X", {1, 2, 7, 7})},
+                 node("MaxPool", window_attributes(dilated)),
+                 [dilated](const auto& v, DType) { return std::vector{ref::max_pool(v[0], dilated)}; }});
+    for (const auto& p : pools)
+        for (bool include_pad : {false, true}) {
+            if (include_pad && p.window.pads.empty() && p.window.auto_pad == "NOTSET" && !p.window.ceil_mode) continue;
+            infer::Attributes attrs = window_attributes(p.window);
+            attrs.set("count_include_pad", int64_t{include_pad});
+            c.push_back(accumulating({"AveragePool",
+                                      p.x.to_string() + window_label(p.window) + " count_include_pad " + std::to_string(include_pad),
+                                      {x("X", p.x)}, node("AveragePool", attrs), [p, include_pad](const auto& v, DType) {
+                                          return std::vector{ref::average_pool(v[0], p.window, include_pad)};
+                                      }}));
+        }
+
+    for (const Shape& in : {Shape{2, 3, 5, 7}, Shape{1, 17, 33}, Shape{1, 2, 3, 4, 5}, Shape{3, 4, 1, 1}, Shape{2, 32, 33, 33}})
+        c.push_back(accumulating({"GlobalAveragePool", in.to_string(), {x("X", in)}, node("GlobalAveragePool"),
+                                  [](const auto& v, DType) { return std::vector{ref::global_average_pool(v[0])}; }}));
+    return c;
+}
+
+}  // namespace ops

@@ -1,0 +1,44 @@
+// Helpers shared by the case tables, and the table of all cases.
+#include "op_case.hpp"
+
+namespace ops {
+
+BuildFn node(const std::string& op, infer::Attributes attributes, std::vector<Operand> operands, size_t outputs) {
+    return [=](infer::GraphBuilder& b, const std::vector<infer::Value>& inputs, DType) {
+        std::vector<infer::Value> args;
+        if (operands.empty()) args = inputs;
+        for (const Operand& o : operands) {
+            if (o.kind == Operand::input) args.push_back(inputs.at(static_cast<size_t>(o.index)));
+            else if (o.kind == Operand::constant) args.push_back(b.constant_i64(o.values));
+            else args.push_back(infer::Value{});
+        }
+        return b.op(op, args, attributes, outputs);
+    };
+}
+
+int64_t onnx_type(DType type) {
+    switch (type) {
+        case DType::f32: return 1;
+        case DType::u8: return 2;
+        case DType::i8: return 3;
+        case DType::i32: return 6;
+        case DType::i64: return 7;
+        case DType::boolean: return 9;
+        case DType::f16: return 10;
+        case DType::bf16: return 16;
+        case DType::f64: return 11;
+    }
+    return 0;
+}
+
+const std::vector<Case>& all_cases() {
+    static const std::vector<Case> cases = [] {
+        std::vector<Case> all = elementwise_cases();
+        for (auto* family : {&tensor_cases, &nn_cases})
+            for (Case& c : family()) all.push_back(std::move(c));
+        return all;
+    }();
+    return cases;
+}
+
+}  // namespace ops
