@@ -1,0 +1,101 @@
+// The CPU backend: 64-byte aligned host memory and the kernels of kernels/*.cpp.
+#include "backends/cpu/cpu_backend.hpp"
+
+#include "backends/cpu/kernels/parallel.hpp"
+#include "backends/cpu/kernels/register.hpp"
+
+#include <infer/error.hpp>
+
+#include <cblas.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+
+namespace infer::cpu {
+
+namespace {
+
+std::string cpu_model_name() {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    for (std::string line; std::getline(cpuinfo, line);) {
+        if (line.rfind("model name", 0) != 0) continue;
+        const size_t colon = line.find(':');
+        if (colon == std::string::npos) break;
+        const size_t start = line.find_first_not_of(" \t", colon + 1);
+        return start == std::string::npos ? std::string() : line.substr(start);
+    }
+    return "CPU";
+}
+
+// A /proc/meminfo field in bytes, or 0 when it cannot be read.
+uint64_t meminfo_bytes(const std::string& field) {
+    std::ifstream meminfo("/proc/meminfo");
+    for (std::string line; std::getline(meminfo, line);) {
+        if (line.rfind(field + ":", 0) != 0) continue;
+        return std::stoull(line.substr(field.size() + 1)) * 1024;  // reported in kB
+    }
+    return 0;
+}
+
+uint64_t sysconf_bytes(int pages_name) {
+    const long pages = sysconf(pages_name), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+class CpuBackend final : public Backend {
+public:
+    CpuBackend() {
+        register_binary_kernels(kernels_);
+        register_unary_kernels(kernels_);
+        register_cast_kernels(kernels_);
+        register_matmul_kernels(kernels_);
+        register_reduce_kernels(kernels_);
+        register_normalization_kernels(kernels_);
+        register_data_movement_kernels(kernels_);
+        register_indexing_kernels(kernels_);
+        register_generator_kernels(kernels_);
+        register_conv_kernels(kernels_);
+        register_pool_kernels(kernels_);
+    }
+
+    std::string name() const override { return "cpu"; }
+
+    DeviceProperties properties(int) const override {
+        DeviceProperties p;
+        p.name = cpu_model_name();
+        p.total_memory_bytes = meminfo_bytes("MemTotal");
+        if (p.total_memory_bytes == 0) p.total_memory_bytes = sysconf_bytes(_SC_PHYS_PAGES);
+        p.free_memory_bytes = meminfo_bytes("MemAvailable");
+        if (p.free_memory_bytes == 0) p.free_memory_bytes = sysconf_bytes(_SC_AVPHYS_PAGES);
+        p.cores = static_cast<int>(std::thread::hardware_concurrency());
+        p.host_accessible = true;
+        return p;
+    }
+
+    std::shared_ptr<Buffer> allocate(size_t bytes, int) override {
+        // aligned_alloc wants a multiple of the alignment, and a zero-byte request must still
+        // give a distinct, freeable pointer.
+        const size_t rounded = bytes == 0 ? 64 : (bytes + 63) / 64 * 64;
+        void* data = std::aligned_alloc(64, rounded);
+        if (!data) throw OutOfMemory("cpu: cannot allocate " + std::to_string(bytes) + " bytes");
+        return std::make_shared<Buffer>(
+            data, bytes, Device::CPU, [](void* p) { std::free(p); }, Buffer::Flags{true, false});
+    }
+};
+
+}  // namespace
+
+std::shared_ptr<Backend> make_cpu_backend() { return std::make_shared<CpuBackend>(); }
+
+void set_thread_count(int threads) {
+    const int resolved =
+        threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    openblas_set_num_threads(resolved);
+    set_pool_thread_count(resolved);
+}
+
+}  // namespace infer::cpu

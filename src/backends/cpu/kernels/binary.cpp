@@ -1,0 +1,184 @@
+// Broadcasting binary ops (arithmetic, comparisons) and Where.
+#include "backends/cpu/kernels/broadcast.hpp"
+#include "backends/cpu/kernels/half_boundary.hpp"
+#include "backends/cpu/kernels/kernel_util.hpp"
+#include "backends/cpu/kernels/parallel.hpp"
+#include "backends/cpu/kernels/register.hpp"
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+namespace infer::cpu {
+
+namespace {
+
+// out = op(a, b) over the broadcast of `a` and `b`. The row loops are split by stride so the
+// common cases (both contiguous, one scalar per row) compile to vector code.
+template <class T, class R, class Op>
+void broadcast_binary(const T* a, const Shape& a_shape, const T* b, const Shape& b_shape, R* out,
+                      const Shape& out_shape, Op op) {
+    const auto rows = StridedRows<2>::broadcast(out_shape, {&a_shape, &b_shape});
+    const int64_t n = rows.row_length();
+    const auto [sa, sb] = rows.inner_strides();
+    parallel_for(rows.rows(), grain_for(n), [&](int64_t begin, int64_t end) {
+        rows.for_rows(begin, end, [&](int64_t o, const StridedRows<2>::Offsets& in) {
+            const T* x = a + in[0];
+            const T* y = b + in[1];
+            R* z = out + o;
+            if (sa == 1 && sb == 1) {
+                for (int64_t i = 0; i < n; ++i) z[i] = op(x[i], y[i]);
+            } else if (sa == 1) {
+                const T v = *y;
+                for (int64_t i = 0; i < n; ++i) z[i] = op(x[i], v);
+            } else if (sb == 1) {
+                const T v = *x;
+                for (int64_t i = 0; i < n; ++i) z[i] = op(v, y[i]);
+            } else {
+                const R v = op(*x, *y);
+                for (int64_t i = 0; i < n; ++i) z[i] = v;
+            }
+        });
+    });
+}
+
+template <class T, class R, class Op>
+Kernel binary_kernel(Op op) {
+    return [op](KernelContext& ctx) {
+        require_same_dtype(ctx, 0, 1);
+        const Tensor& a = ctx.input(0);
+        const Tensor& b = ctx.input(1);
+        Tensor& out = ctx.output(0);
+        broadcast_binary<T, R>(a.data<T>(), a.shape(), b.data<T>(), b.shape(), out.data<R>(),
+                               out.shape(), op);
+    };
+}
+
+template <class T>
+Kernel divide_kernel() {
+    if constexpr (std::is_floating_point_v<T>) {
+        return binary_kernel<T, T>([](T x, T y) { return x / y; });
+    } else {
+        return [](KernelContext& ctx) {
+            const std::string node = node_label(ctx);
+            binary_kernel<T, T>([&node](T x, T y) -> T {
+                if (y == 0) throw InvalidArgument(node + ": integer division by zero");
+                // MIN / -1 overflows (and traps on x86); wrap like the other integer ops.
+                if (y == -1) return static_cast<T>(0 - static_cast<std::make_unsigned_t<T>>(x));
+                return x / y;
+            })(ctx);
+        };
+    }
+}
+
+// Pow's exponent may have another dtype than its base; integer exponents are widened to f32.
+void pow_kernel(KernelContext& ctx) {
+    const Tensor& base = ctx.input(0);
+    const Tensor& exponent = ctx.input(1);
+    Tensor& out = ctx.output(0);
+    const auto op = [](float x, float y) { return y == 2.0f ? x * x : std::pow(x, y); };
+    const float* e = nullptr;
+    if (exponent.dtype() == DType::f32) {
+        e = exponent.data<float>();
+    } else if (exponent.dtype() == DType::i64 || exponent.dtype() == DType::i32) {
+        auto* widened = static_cast<float*>(
+            ctx.workspace(static_cast<size_t>(exponent.numel()) * sizeof(float)));
+        const std::vector<int64_t> values = read_ints(ctx, 1);
+        for (size_t i = 0; i < values.size(); ++i) widened[i] = static_cast<float>(values[i]);
+        e = widened;
+    } else {
+        unsupported(ctx, "exponent of dtype " + std::string(dtype_name(exponent.dtype())));
+    }
+    broadcast_binary<float, float>(base.data<float>(), base.shape(), e, exponent.shape(),
+                                   out.data<float>(), out.shape(), op);
+}
+
+// Where moves elements without looking at them, so it is written once per element size.
+template <class Word>
+void where_words(const uint8_t* cond, const Shape& c_shape, const Word* x, const Shape& x_shape,
+                 const Word* y, const Shape& y_shape, Word* out, const Shape& out_shape) {
+    const auto rows = StridedRows<3>::broadcast(out_shape, {&c_shape, &x_shape, &y_shape});
+    const int64_t n = rows.row_length();
+    const auto [sc, sx, sy] = rows.inner_strides();
+    parallel_for(rows.rows(), grain_for(n), [&](int64_t begin, int64_t end) {
+        rows.for_rows(begin, end, [&](int64_t o, const StridedRows<3>::Offsets& in) {
+            const uint8_t* c = cond + in[0];
+            const Word* xs = x + in[1];
+            const Word* ys = y + in[2];
+            Word* z = out + o;
+            for (int64_t i = 0; i < n; ++i) z[i] = c[i * sc] ? xs[i * sx] : ys[i * sy];
+        });
+    });
+}
+
+void where_kernel(KernelContext& ctx) {
+    const Tensor& c = ctx.input(0);
+    const Tensor& x = ctx.input(1);
+    const Tensor& y = ctx.input(2);
+    Tensor& out = ctx.output(0);
+    if (c.dtype() != DType::boolean)
+        invalid_argument(ctx, "condition must be bool, got " + std::string(dtype_name(c.dtype())));
+    require_same_dtype(ctx, 1, 2);
+    const auto* cond = static_cast<const uint8_t*>(c.raw_data());
+    const void* xs = x.raw_data();
+    const void* ys = y.raw_data();
+    void* z = out.raw_data();
+    switch (dtype_size(x.dtype())) {
+        case 1:
+            return where_words(cond, c.shape(), static_cast<const uint8_t*>(xs), x.shape(),
+                               static_cast<const uint8_t*>(ys), y.shape(), static_cast<uint8_t*>(z),
+                               out.shape());
+        case 2:
+            return where_words(cond, c.shape(), static_cast<const uint16_t*>(xs), x.shape(),
+                               static_cast<const uint16_t*>(ys), y.shape(),
+                               static_cast<uint16_t*>(z), out.shape());
+        case 4:
+            return where_words(cond, c.shape(), static_cast<const uint32_t*>(xs), x.shape(),
+                               static_cast<const uint32_t*>(ys), y.shape(),
+                               static_cast<uint32_t*>(z), out.shape());
+        case 8:
+            return where_words(cond, c.shape(), static_cast<const uint64_t*>(xs), x.shape(),
+                               static_cast<const uint64_t*>(ys), y.shape(),
+                               static_cast<uint64_t*>(z), out.shape());
+    }
+    unsupported(ctx, "elements of " + std::to_string(dtype_size(x.dtype())) + " bytes");
+}
+
+template <class T>
+void add_arithmetic(KernelRegistry& r, DType type) {
+    // Integer overflow wraps: computed in the unsigned type, where wrapping is defined.
+    using W = typename std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>,
+                                          std::type_identity<T>>::type;
+    r.add("Add", type, binary_kernel<T, T>([](T x, T y) { return static_cast<T>(W(x) + W(y)); }));
+    r.add("Sub", type, binary_kernel<T, T>([](T x, T y) { return static_cast<T>(W(x) - W(y)); }));
+    r.add("Mul", type, binary_kernel<T, T>([](T x, T y) { return static_cast<T>(W(x) * W(y)); }));
+    r.add("Div", type, divide_kernel<T>());
+}
+
+template <class T>
+void add_comparisons(KernelRegistry& r, DType type) {
+    r.add("Equal", type, binary_kernel<T, bool>([](T x, T y) { return x == y; }));
+    r.add("Less", type, binary_kernel<T, bool>([](T x, T y) { return x < y; }));
+    r.add("Greater", type, binary_kernel<T, bool>([](T x, T y) { return x > y; }));
+}
+
+}  // namespace
+
+void register_binary_kernels(KernelRegistry& r) {
+    add_arithmetic<float>(r, DType::f32);
+    add_arithmetic<double>(r, DType::f64);
+    add_arithmetic<int32_t>(r, DType::i32);
+    add_arithmetic<int64_t>(r, DType::i64);
+    add_comparisons<float>(r, DType::f32);
+    add_comparisons<double>(r, DType::f64);
+    add_comparisons<int32_t>(r, DType::i32);
+    add_comparisons<int64_t>(r, DType::i64);
+    for (const char* op : {"Add", "Sub", "Mul", "Div", "Equal", "Less", "Greater"})
+        r.add(op, {DType::f16, DType::bf16}, with_f32_compute(*r.find(op, DType::f32)));
+    add_floating(r, "Pow", pow_kernel);
+    r.add("Equal", DType::boolean,
+          binary_kernel<bool, bool>([](bool x, bool y) { return x == y; }));
+    for (DType t : kAllDTypes) r.add("Where", t, where_kernel);
+}
+
+}  // namespace infer::cpu

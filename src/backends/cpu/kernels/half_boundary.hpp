@@ -1,0 +1,16 @@
+#pragma once
+// f16 and bf16 support for kernels that compute in f32: convert at the kernel boundary.
+// Inputs and outputs whose dtype is f16 or bf16 become f32 scratch tensors around a call of
+// the f32 kernel; every other tensor (indices, conditions, shapes) passes through untouched.
+#include <infer/backend.hpp>
+
+#include <string>
+
+namespace infer::cpu {
+
+Kernel with_f32_compute(Kernel f32_kernel);
+
+// Registers `f32_kernel` under f32 and, converted at the boundary, under f16 and bf16.
+void add_floating(KernelRegistry& registry, const std::string& op, const Kernel& f32_kernel);
+
+}  // namespace infer::cpu

@@ -1,0 +1,101 @@
+#include "backends/cpu/kernels/half_convert.hpp"
+
+#include "backends/cpu/kernels/parallel.hpp"
+
+#include <infer/dtype.hpp>
+
+#include <immintrin.h>
+
+#include <cstring>
+
+namespace infer::cpu {
+
+namespace {
+
+// One binary runs on CPUs with and without F16C, so the vector paths are chosen at run time.
+bool has_f16c() {
+    static const bool supported = [] {
+        __builtin_cpu_init();  // may run before the constructor that would initialize it
+        return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+    }();
+    return supported;
+}
+
+__attribute__((target("avx,f16c"))) void half_to_float_f16c(const uint16_t* src, float* dst,
+                                                            size_t count) {
+    size_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+    }
+    for (; i < count; ++i) dst[i] = half_bits_to_float(src[i]);
+}
+
+__attribute__((target("avx,f16c"))) void float_to_half_f16c(const float* src, uint16_t* dst,
+                                                            size_t count) {
+    size_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
+    }
+    for (; i < count; ++i) dst[i] = float_to_half_bits(src[i]);
+}
+
+void half_to_float_serial(const uint16_t* src, float* dst, size_t count) {
+    if (has_f16c()) {
+        half_to_float_f16c(src, dst, count);
+        return;
+    }
+    for (size_t i = 0; i < count; ++i) dst[i] = half_bits_to_float(src[i]);
+}
+
+void float_to_half_serial(const float* src, uint16_t* dst, size_t count) {
+    if (has_f16c()) {
+        float_to_half_f16c(src, dst, count);
+        return;
+    }
+    for (size_t i = 0; i < count; ++i) dst[i] = float_to_half_bits(src[i]);
+}
+
+// Written out here (rather than calling dtype.hpp's) so the compiler can vectorize the loops.
+void bfloat16_to_float_serial(const uint16_t* src, float* dst, size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+        const uint32_t bits = static_cast<uint32_t>(src[i]) << 16;
+        std::memcpy(dst + i, &bits, sizeof bits);
+    }
+}
+
+void float_to_bfloat16_serial(const float* src, uint16_t* dst, size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+        uint32_t f;
+        std::memcpy(&f, src + i, sizeof f);
+        const bool nan = (f & 0x7fffffffu) > 0x7f800000u;
+        const uint32_t rounded = (f + 0x7fffu + ((f >> 16) & 1u)) >> 16;
+        dst[i] = static_cast<uint16_t>(nan ? ((f >> 16) | 0x40u) : rounded);
+    }
+}
+
+template <class Src, class Dst>
+void convert_parallel(void (*convert)(const Src*, Dst*, size_t), const Src* src, Dst* dst,
+                      size_t count) {
+    parallel_for(static_cast<int64_t>(count), 65536, [&](int64_t begin, int64_t end) {
+        convert(src + begin, dst + begin, static_cast<size_t>(end - begin));
+    });
+}
+
+}  // namespace
+
+void half_to_float(const uint16_t* src, float* dst, size_t count) {
+    convert_parallel(half_to_float_serial, src, dst, count);
+}
+void float_to_half(const float* src, uint16_t* dst, size_t count) {
+    convert_parallel(float_to_half_serial, src, dst, count);
+}
+void bfloat16_to_float(const uint16_t* src, float* dst, size_t count) {
+    convert_parallel(bfloat16_to_float_serial, src, dst, count);
+}
+void float_to_bfloat16(const float* src, uint16_t* dst, size_t count) {
+    convert_parallel(float_to_bfloat16_serial, src, dst, count);
+}
+
+}  // namespace infer::cpu

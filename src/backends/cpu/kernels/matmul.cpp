@@ -1,0 +1,117 @@
+// MatMul (NumPy semantics, broadcast batch dimensions) and Gemm, through OpenBLAS sgemm.
+#include "backends/cpu/kernels/broadcast.hpp"
+#include "backends/cpu/kernels/half_boundary.hpp"
+#include "backends/cpu/kernels/kernel_util.hpp"
+#include "backends/cpu/kernels/parallel.hpp"
+#include "backends/cpu/kernels/register.hpp"
+#include "backends/cpu/kernels/strided_copy.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace infer::cpu {
+
+namespace {
+
+// Below this many multiply-adds OpenBLAS runs sgemm on one thread (its own threshold), so a
+// batch of such products is better spread over our pool, one product per task.
+constexpr int64_t kSingleThreadedGemm = 65536 * 4;
+
+void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
+                static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
+                static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
+                static_cast<blasint>(ldc));
+}
+
+void matmul_kernel(KernelContext& ctx) {
+    require_same_dtype(ctx, 0, 1);
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    Tensor& out = ctx.output(0);
+    // 1-D operands are a row (left) or a column (right); the output simply lacks that axis,
+    // which leaves its memory layout unchanged.
+    std::vector<int64_t> a_dims = a.shape().dims(), b_dims = b.shape().dims();
+    if (a_dims.size() == 1) a_dims.insert(a_dims.begin(), 1);
+    if (b_dims.size() == 1) b_dims.push_back(1);
+    const int64_t m = a_dims[a_dims.size() - 2], k = a_dims.back(), n = b_dims.back();
+    const Shape a_batch(std::vector<int64_t>(a_dims.begin(), a_dims.end() - 2));
+    const Shape b_batch(std::vector<int64_t>(b_dims.begin(), b_dims.end() - 2));
+    const Shape batch = Shape::broadcast(a_batch, b_batch);
+    const float* pa = a.data<float>();
+    const float* pb = b.data<float>();
+    float* pc = out.data<float>();
+    if (out.numel() == 0) return;
+    if (k == 0) {
+        std::memset(pc, 0, out.nbytes());
+        return;
+    }
+    // B shared by every batch: the batches of A stack into one tall product.
+    if (b_batch.numel() == 1) {
+        sgemm(false, false, a_batch.numel() * m, n, k, 1.0f, pa, k, pb, n, 0.0f, pc, n);
+        return;
+    }
+    std::vector<int64_t> a_strides = broadcast_strides(a_batch, batch);
+    std::vector<int64_t> b_strides = broadcast_strides(b_batch, batch);
+    for (auto& s : a_strides) s *= m * k;
+    for (auto& s : b_strides) s *= k * n;
+    const StridedRows<2> rows(batch.dims(), {a_strides, b_strides});
+    const int64_t length = rows.row_length();
+    const auto [step_a, step_b] = rows.inner_strides();
+    const auto multiply_rows = [&](int64_t begin, int64_t end) {
+        rows.for_rows(begin, end, [&](int64_t o, const StridedRows<2>::Offsets& in) {
+            for (int64_t i = 0; i < length; ++i)
+                sgemm(false, false, m, n, k, 1.0f, pa + in[0] + i * step_a, k,
+                      pb + in[1] + i * step_b, n, 0.0f, pc + (o + i) * m * n, n);
+        });
+    };
+    if (m * n * k < kSingleThreadedGemm)
+        parallel_for(rows.rows(), std::max<int64_t>(1, kSingleThreadedGemm / (m * n * k * length)),
+                     multiply_rows);
+    else
+        multiply_rows(0, rows.rows());
+}
+
+void gemm_kernel(KernelContext& ctx) {
+    require_same_dtype(ctx, 0, 1);
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    Tensor& out = ctx.output(0);
+    const bool trans_a = ctx.attrs().get_int("transA", 0) != 0;
+    const bool trans_b = ctx.attrs().get_int("transB", 0) != 0;
+    const float alpha = ctx.attrs().get_float("alpha", 1.0f);
+    float beta = ctx.attrs().get_float("beta", 1.0f);
+    const int64_t m = out.shape()[0], n = out.shape()[1];
+    const int64_t k = trans_a ? a.shape()[0] : a.shape()[1];
+    float* pc = out.data<float>();
+    if (out.numel() == 0) return;
+    if (ctx.has_input(2) && beta != 0.0f) {
+        const Tensor& c = ctx.input(2);
+        if (c.dtype() != DType::f32)
+            invalid_argument(ctx,
+                             "C must be f32 like A, got " + std::string(dtype_name(c.dtype())));
+        broadcast_copy(pc, out.shape(), c.data<float>(), c.shape(), sizeof(float));
+    } else {
+        beta = 0.0f;
+        std::memset(pc, 0, out.nbytes());
+    }
+    if (k == 0) {
+        for (int64_t i = 0; i < m * n; ++i) pc[i] *= beta;
+        return;
+    }
+    sgemm(trans_a, trans_b, m, n, k, alpha, a.data<float>(), a.shape()[1], b.data<float>(),
+          b.shape()[1], beta, pc, n);
+}
+
+}  // namespace
+
+void register_matmul_kernels(KernelRegistry& r) {
+    add_floating(r, "MatMul", matmul_kernel);
+    add_floating(r, "Gemm", gemm_kernel);
+}
+
+}  // namespace infer::cpu

@@ -1,0 +1,149 @@
+// Softmax, LayerNormalization and BatchNormalization (inference form).
+#include "backends/cpu/kernels/half_boundary.hpp"
+#include "backends/cpu/kernels/kernel_util.hpp"
+#include "backends/cpu/kernels/parallel.hpp"
+#include "backends/cpu/kernels/register.hpp"
+#include "backends/cpu/kernels/strided_copy.hpp"
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+
+namespace infer::cpu {
+
+namespace {
+
+using Array = Eigen::Map<Eigen::ArrayXf>;
+using ConstArray = Eigen::Map<const Eigen::ArrayXf>;
+
+// Softmax of rows that are contiguous (the axis is the innermost dimension with extent > 1).
+void softmax_rows(const float* x, float* y, int64_t rows, int64_t length) {
+    parallel_for(rows, grain_for(length), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            const ConstArray in(x + r * length, length);
+            Array out(y + r * length, length);
+            out = (in - in.maxCoeff()).exp();
+            out *= 1.0f / out.sum();
+        }
+    });
+}
+
+// Softmax along an axis with `inner` elements between neighbours: columns are processed a
+// tile at a time so every pass reads memory in order.
+void softmax_strided(const float* x, float* y, int64_t outer, int64_t length, int64_t inner) {
+    constexpr int64_t kTile = 64;
+    const int64_t tiles = (inner + kTile - 1) / kTile;
+    parallel_for(outer * tiles, grain_for(length * kTile), [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+            const int64_t o = t / tiles, first = (t % tiles) * kTile;
+            const int64_t width = std::min(kTile, inner - first);
+            const float* in = x + o * length * inner + first;
+            float* out = y + o * length * inner + first;
+            float max_buf[kTile], sum_buf[kTile];
+            Array max(max_buf, width), sum(sum_buf, width);
+            max = ConstArray(in, width);
+            for (int64_t a = 1; a < length; ++a) max = max.max(ConstArray(in + a * inner, width));
+            sum.setZero();
+            for (int64_t a = 0; a < length; ++a) {
+                Array row(out + a * inner, width);
+                row = (ConstArray(in + a * inner, width) - max).exp();
+                sum += row;
+            }
+            sum = sum.inverse();
+            for (int64_t a = 0; a < length; ++a) Array(out + a * inner, width) *= sum;
+        }
+    });
+}
+
+void softmax_kernel(KernelContext& ctx) {
+    const Tensor& in = ctx.input(0);
+    Tensor& out = ctx.output(0);
+    if (in.numel() == 0) return;
+    const std::vector<int64_t>& dims = in.shape().dims();
+    const size_t axis = in.shape().normalize_axis(ctx.attrs().get_int("axis", -1));
+    const int64_t outer = product(dims, 0, axis), length = dims[axis];
+    const int64_t inner = product(dims, axis + 1, dims.size());
+    if (inner == 1)
+        softmax_rows(in.data<float>(), out.data<float>(), outer, length);
+    else
+        softmax_strided(in.data<float>(), out.data<float>(), outer, length, inner);
+}
+
+// Scale or bias as a dense vector over the normalized dimensions (broadcast when given smaller).
+const float* normalized_operand(const Tensor& t, const Shape& normalized, float* scratch) {
+    if (t.numel() == normalized.numel()) return t.data<float>();
+    broadcast_copy(scratch, normalized, t.data<float>(), t.shape(), sizeof(float));
+    return scratch;
+}
+
+void layer_norm_kernel(KernelContext& ctx) {
+    const Tensor& in = ctx.input(0);
+    const std::vector<int64_t>& dims = in.shape().dims();
+    const size_t axis = in.shape().normalize_axis(ctx.attrs().get_int("axis", -1));
+    const float epsilon = ctx.attrs().get_float("epsilon", 1e-5f);
+    const int64_t rows = product(dims, 0, axis), length = product(dims, axis, dims.size());
+    const Shape normalized(std::vector<int64_t>(dims.begin() + axis, dims.end()));
+    auto* scratch = static_cast<float*>(ctx.workspace(2 * sizeof(float) * length));
+    const float* scale = normalized_operand(ctx.input(1), normalized, scratch);
+    const float* bias =
+        ctx.has_input(2) ? normalized_operand(ctx.input(2), normalized, scratch + length) : nullptr;
+    const float* x = in.data<float>();
+    float* y = ctx.output(0).data<float>();
+    const auto stat_output = [&](size_t i) -> float* {
+        return i < ctx.num_outputs() && ctx.output(i).defined() ? ctx.output(i).data<float>()
+                                                                : nullptr;
+    };
+    float* mean_out = stat_output(1);
+    float* inv_std_out = stat_output(2);
+    parallel_for(rows, grain_for(length), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            const float* row = x + r * length;
+            double sum = 0;
+            for (int64_t i = 0; i < length; ++i) sum += row[i];
+            const double mean = sum / static_cast<double>(length);
+            double squares = 0;
+            for (int64_t i = 0; i < length; ++i) squares += (row[i] - mean) * (row[i] - mean);
+            const double inv_std = 1.0 / std::sqrt(squares / static_cast<double>(length) + epsilon);
+            const float m = static_cast<float>(mean), s = static_cast<float>(inv_std);
+            float* out = y + r * length;
+            for (int64_t i = 0; i < length; ++i)
+                out[i] = (row[i] - m) * s * scale[i] + (bias ? bias[i] : 0.0f);
+            if (mean_out) mean_out[r] = m;
+            if (inv_std_out) inv_std_out[r] = s;
+        }
+    });
+}
+
+void batch_norm_kernel(KernelContext& ctx) {
+    const Tensor& in = ctx.input(0);
+    const std::vector<int64_t>& dims = in.shape().dims();
+    const int64_t batches = dims[0], channels = dims[1];
+    const int64_t inner = product(dims, 2, dims.size());
+    const double epsilon = ctx.attrs().get_float("epsilon", 1e-5f);
+    const float* scale = ctx.input(1).data<float>();
+    const float* bias = ctx.input(2).data<float>();
+    const float* mean = ctx.input(3).data<float>();
+    const float* var = ctx.input(4).data<float>();
+    const float* x = in.data<float>();
+    float* y = ctx.output(0).data<float>();
+    parallel_for(batches * channels, grain_for(inner), [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p) {
+            const int64_t c = p % channels;
+            const double a = scale[c] / std::sqrt(static_cast<double>(var[c]) + epsilon);
+            const float mul = static_cast<float>(a),
+                        add = static_cast<float>(bias[c] - mean[c] * a);
+            Array(y + p * inner, inner) = ConstArray(x + p * inner, inner) * mul + add;
+        }
+    });
+}
+
+}  // namespace
+
+void register_normalization_kernels(KernelRegistry& r) {
+    add_floating(r, "Softmax", softmax_kernel);
+    add_floating(r, "LayerNormalization", layer_norm_kernel);
+    add_floating(r, "BatchNormalization", batch_norm_kernel);
+}
+
+}  // namespace infer::cpu

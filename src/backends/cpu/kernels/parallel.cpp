@@ -1,0 +1,166 @@
+// A small work-sharing pool: each parallel_for posts one job; the caller and idle workers take
+// chunks of it from an atomic counter until none are left.
+#include "backends/cpu/kernels/parallel.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace infer::cpu {
+
+namespace {
+
+thread_local bool t_inside_pool = false;
+
+struct Job {
+    RangeBody run;
+    void* body;
+    int64_t count, chunk, chunks;
+    std::atomic<int64_t> next{0};
+    std::atomic<int64_t> finished{0};
+    std::mutex mutex;
+    std::condition_variable all_done;
+    std::exception_ptr error;
+
+    // Takes chunks until none are left. A worker arriving late finds none and never touches
+    // `body`, which lives on the caller's stack only until the last chunk finishes.
+    void work() {
+        for (int64_t c = next.fetch_add(1); c < chunks; c = next.fetch_add(1)) {
+            const int64_t begin = c * chunk, end = std::min(count, begin + chunk);
+            try {
+                run(body, begin, end);
+            } catch (...) {
+                std::lock_guard lock(mutex);
+                if (!error) error = std::current_exception();
+            }
+            if (finished.fetch_add(1) + 1 == chunks) {
+                std::lock_guard lock(mutex);
+                all_done.notify_all();
+            }
+        }
+    }
+};
+
+class Pool {
+public:
+    explicit Pool(int threads) : threads_(threads) {
+        for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { serve(); });
+    }
+    ~Pool() {
+        {
+            std::lock_guard lock(mutex_);
+            stopping_ = true;
+        }
+        wake_.notify_all();
+        for (auto& w : workers_) w.join();
+    }
+    int threads() const { return threads_; }
+
+    void run(int64_t count, int64_t chunks, RangeBody body_runner, void* body) {
+        auto job = std::make_shared<Job>();
+        job->run = body_runner;
+        job->body = body;
+        job->count = count;
+        job->chunk = (count + chunks - 1) / chunks;
+        job->chunks = (count + job->chunk - 1) / job->chunk;
+        const int64_t helpers = std::min<int64_t>(job->chunks - 1, threads_ - 1);
+        {
+            std::lock_guard lock(mutex_);
+            for (int64_t i = 0; i < helpers; ++i) queue_.push_back(job);
+        }
+        if (helpers == 1)
+            wake_.notify_one();
+        else
+            wake_.notify_all();
+        job->work();
+        std::unique_lock lock(job->mutex);
+        job->all_done.wait(lock, [&] { return job->finished.load() == job->chunks; });
+        if (job->error) std::rethrow_exception(job->error);
+    }
+
+private:
+    void serve() {
+        t_inside_pool = true;
+        for (;;) {
+            std::shared_ptr<Job> job;
+            {
+                std::unique_lock lock(mutex_);
+                wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+                if (queue_.empty()) return;
+                job = std::move(queue_.front());
+                queue_.pop_front();
+            }
+            job->work();
+        }
+    }
+
+    int threads_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<std::shared_ptr<Job>> queue_;
+    bool stopping_ = false;
+    std::vector<std::thread> workers_;
+};
+
+int resolve(int threads) {
+    if (threads > 0) return threads;
+    return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// Deliberately leaked: kernels may run during static destruction of other objects.
+struct PoolHolder {
+    std::mutex mutex;
+    std::shared_ptr<Pool> pool;
+};
+PoolHolder& holder() {
+    static PoolHolder* h = new PoolHolder;
+    return *h;
+}
+
+std::shared_ptr<Pool> current_pool() {
+    PoolHolder& h = holder();
+    std::lock_guard lock(h.mutex);
+    if (!h.pool) h.pool = std::make_shared<Pool>(resolve(0));
+    return h.pool;
+}
+
+}  // namespace
+
+void set_pool_thread_count(int threads) {
+    auto fresh = std::make_shared<Pool>(resolve(threads));
+    std::shared_ptr<Pool> old;
+    {
+        PoolHolder& h = holder();
+        std::lock_guard lock(h.mutex);
+        old = std::exchange(h.pool, std::move(fresh));
+    }
+    // `old` joins its workers here, or later in whichever parallel_for still holds it.
+}
+
+int pool_thread_count() { return current_pool()->threads(); }
+
+void parallel_for_range(int64_t count, int64_t grain, RangeBody run, void* body) {
+    if (count <= 0) return;
+    grain = std::max<int64_t>(grain, 1);
+    if (count <= grain || t_inside_pool) {
+        run(body, 0, count);
+        return;
+    }
+    std::shared_ptr<Pool> pool = current_pool();
+    // A few chunks per thread evens out uneven chunks without much scheduling cost.
+    const int64_t chunks = std::min<int64_t>((count + grain - 1) / grain, 4 * pool->threads());
+    if (pool->threads() == 1 || chunks <= 1) {
+        run(body, 0, count);
+        return;
+    }
+    pool->run(count, chunks, run, body);
+}
+
+}  // namespace infer::cpu
