@@ -71,6 +71,7 @@ void store_int(void* p, DType t, size_t i, int64_t v) {
 }  // namespace
 
 void convert_elements(const void* src, DType src_type, void* dst, DType dst_type, size_t count) {
+    if (count == 0) return;  // empty tensors may have no storage at all
     if (src_type == dst_type) {
         std::memcpy(dst, src, count * dtype_size(src_type));
         return;

@@ -84,7 +84,7 @@ TEST_CASE("harness catches wrong, stale and unsupported kernels", "[ops][harness
         const ops::Outcome o = run_on_mutant(true, add, infer::DType::f32);
         INFO(o.detail);
         CHECK(o.kind == ops::Outcome::failed);
-        CHECK(o.detail.rfind("run 2", 0) == 0);
+        CHECK(o.detail.find("run 2") != std::string::npos);
     }
     SECTION("an op or dtype without a kernel is unsupported, not passed") {
         CHECK(run_on_mutant(false, add, infer::DType::f16).kind == ops::Outcome::unsupported);

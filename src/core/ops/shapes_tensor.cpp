@@ -301,7 +301,7 @@ std::vector<Shape> shape_range(const InferenceContext& ctx) {
     const Tensor& start = ctx.value(0);
     const Tensor& limit = ctx.value(1);
     const Tensor& delta = ctx.value(2);
-    const auto as_double = [](const Tensor& t) { return t.to_vector<float>().at(0); };
+    const auto as_double = [](const Tensor& t) { return t.to_vector<double>().at(0); };
     double s, l, d;
     if (start.dtype() == DType::i64 || start.dtype() == DType::i32) {
         s = static_cast<double>(ctx.ints(0)[0]);
