@@ -34,7 +34,7 @@ int64_t onnx_type(DType type) {
 const std::vector<Case>& all_cases() {
     static const std::vector<Case> cases = [] {
         std::vector<Case> all = elementwise_cases();
-        for (auto* family : {&tensor_cases, &nn_cases})
+        for (auto* family : {&tensor_cases, &nn_cases, &math_cases, &indexing_cases, &neural_cases})
             for (Case& c : family()) all.push_back(std::move(c));
         return all;
     }();

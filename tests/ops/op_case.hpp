@@ -94,6 +94,9 @@ int64_t onnx_type(DType type);  // TensorProto element type, for Cast's "to"
 std::vector<Case> elementwise_cases();
 std::vector<Case> tensor_cases();
 std::vector<Case> nn_cases();
+std::vector<Case> math_cases();
+std::vector<Case> indexing_cases();
+std::vector<Case> neural_cases();
 const std::vector<Case>& all_cases();
 
 }  // namespace ops

@@ -60,6 +60,9 @@ public:
         register_generator_kernels(kernels_);
         register_conv_kernels(kernels_);
         register_pool_kernels(kernels_);
+        register_math_family_kernels(kernels_);
+        register_indexing_family_kernels(kernels_);
+        register_neural_family_kernels(kernels_);
     }
 
     std::string name() const override { return "cpu"; }

@@ -64,6 +64,11 @@ struct OpSchema {
     bool is_host_input(size_t i) const { return i < 32 && (host_inputs >> i) & 1u; }
 };
 
+// The op table's families beyond the core list, each in its own table_<family>.cpp.
+std::vector<OpSchema> math_op_schemas();
+std::vector<OpSchema> indexing_op_schemas();
+std::vector<OpSchema> neural_op_schemas();
+
 // nullptr when the op is unknown.
 const OpSchema* find_op(std::string_view name);
 const std::vector<OpSchema>& all_ops();

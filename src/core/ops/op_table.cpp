@@ -80,7 +80,12 @@ std::vector<OpSchema> make_table() {
 }  // namespace
 
 const std::vector<OpSchema>& all_ops() {
-    static const std::vector<OpSchema> table = make_table();
+    static const std::vector<OpSchema> table = [] {
+        std::vector<OpSchema> all = make_table();
+        for (auto* family : {&math_op_schemas, &indexing_op_schemas, &neural_op_schemas})
+            for (const OpSchema& schema : family()) all.push_back(schema);
+        return all;
+    }();
     return table;
 }
 

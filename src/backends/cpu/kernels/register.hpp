@@ -15,5 +15,8 @@ void register_indexing_kernels(KernelRegistry& registry);       // Concat, Split
 void register_generator_kernels(KernelRegistry& registry);      // Shape, ConstantOfShape, Range
 void register_conv_kernels(KernelRegistry& registry);           // Conv
 void register_pool_kernels(KernelRegistry& registry);           // MaxPool, AveragePool, Global...
+void register_math_family_kernels(KernelRegistry& registry);      // table_math.cpp's ops
+void register_indexing_family_kernels(KernelRegistry& registry);  // table_indexing.cpp's ops
+void register_neural_family_kernels(KernelRegistry& registry);    // table_neural.cpp's ops
 
 }  // namespace infer::cpu
