@@ -83,14 +83,14 @@ Tensor constant_value(const Attributes& attrs, const std::string& where) {
 
 Shape declared_shape(const onnx::ValueInfoProto& info, const std::string& what) {
     if (!info.type().has_tensor_type())
-        throw Unsupported(what + ": input '" + info.name() + "' is not a tensor");
+        throw Unsupported(what + ": '" + info.name() + "' is not a tensor");
     const auto& type = info.type().tensor_type();
     if (!type.has_shape())
-        throw Unsupported(what + ": input '" + info.name() + "' declares no shape");
+        throw Unsupported(what + ": '" + info.name() + "' declares no shape");
     std::vector<int64_t> dims;
     for (const auto& d : type.shape().dim()) {
         if (d.has_dim_value() && d.dim_value() < 0)
-            throw ModelError(what + ": input '" + info.name() + "' has negative dimension " +
+            throw ModelError(what + ": '" + info.name() + "' has negative dimension " +
                              std::to_string(d.dim_value()));
         dims.push_back(d.has_dim_value() ? d.dim_value() : kDynamic);
     }
@@ -198,6 +198,13 @@ std::shared_ptr<GraphIR> import_onnx(const onnx::ModelProto& model, const std::s
     }
     auto ir = std::make_shared<GraphIR>(std::move(builder.graph()));
     validate(*ir);
+    // Where inference could not tell an output's shape before run time (it hangs on values
+    // computed then), the shape the file declares is the better description.
+    for (int i = 0; i < graph.output_size(); ++i) {
+        const auto& declared = graph.output(i);
+        if (ir->values[ir->outputs[i]].type.shape || !declared.type().tensor_type().has_shape()) continue;
+        ir->output_infos[i].shape = declared_shape(declared, what);
+    }
     return ir;
 }
 
