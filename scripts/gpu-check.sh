@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# On a GPU machine with no package registry: unpacks .deps/debs/*.deb (from
+# scripts/offline-deps.sh) into a private prefix, builds infer for sm_90 into build-gpu/, runs
+# the cuda tests and the op tests on cuda, then compute-sanitizer's memcheck on the cuda test
+# programs. Logs go to $OUT when it is set (else build-gpu/logs); a summary is printed last.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+logs=${OUT:-build-gpu/logs}
+mkdir -p "$logs"
+prefix=${INFER_DEPS_PREFIX:-/tmp/infer-deps}
+jobs=$(nproc)
+status=0
+
+# Never into /: these Debian 12 libraries would replace the machine's own, newer ones.
+shopt -s nullglob
+debs=(.deps/debs/*.deb)
+if [[ ${#debs[@]} -eq 0 ]]; then
+  echo "gpu-check: no packages in .deps/debs; run scripts/offline-deps.sh on a connected machine" >&2
+  exit 2
+fi
+mkdir -p "$prefix"
+for deb in "${debs[@]}"; do dpkg -x "$deb" "$prefix"; done
+
+lib=$prefix/usr/lib/x86_64-linux-gnu
+export CMAKE_PREFIX_PATH=$prefix/usr:$prefix/usr/share/eigen3/cmake:$lib/cmake
+export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=/usr/local/cuda/bin:$PATH
+
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv
+  nvcc --version | tail -n 2
+  cmake --version | head -n 1
+} >"$logs/gpu-info.log" 2>&1
+cat "$logs/gpu-info.log"
+
+# Only what the checks below run: the rest of the tree (tools, examples) is CPU work. The op
+# tests are built separately, so that a broken op case cannot stop the CUDA tests from running.
+targets=(cuda_transfer_tests cuda_device_tests cuda_graph_tests)
+start=$SECONDS
+if ! { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
+         -DCMAKE_CUDA_ARCHITECTURES=90 -DProtobuf_ROOT="$prefix/usr" -DBLA_VENDOR=OpenBLAS \
+         -DCMAKE_LIBRARY_PATH="$lib;$lib/openblas-pthread" \
+         -DCMAKE_INCLUDE_PATH="$prefix/usr/include;$prefix/usr/include/x86_64-linux-gnu/openblas-pthread" &&
+       cmake --build build-gpu --parallel "$jobs" --target "${targets[@]}"; } >"$logs/build.log" 2>&1; then
+  tail -n 60 "$logs/build.log"
+  echo "gpu-check: build FAILED after $((SECONDS - start)) s (log: $logs/build.log)"
+  exit 1
+fi
+op_tests=true
+if ! cmake --build build-gpu --parallel "$jobs" --target op_tests >>"$logs/build.log" 2>&1; then
+  grep -E -m 20 "error|FAILED" "$logs/build.log"
+  echo "gpu-check: op_tests did not build; running the CUDA tests without them"
+  op_tests=false
+  status=1
+fi
+echo "gpu-check: built in $((SECONDS - start)) s"
+
+# The cuda-labelled tests except the op tests, which run next with their full summary.
+ctest --test-dir build-gpu -L cuda -E '^op_tests' --output-on-failure >"$logs/ctest-cuda.log" 2>&1 ||
+  status=1
+if $op_tests; then
+  timeout 300 build-gpu/bin/op_tests --backends=cuda >"$logs/op-tests-cuda.log" 2>&1 || status=1
+fi
+
+# memcheck: the API errors the tests provoke on purpose (10 PB allocations, bad indices) are
+# not memory errors, so only kernel and memory faults count.
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+: >"$logs/memcheck.log"
+for program in build-gpu/bin/cuda_*_tests; do
+  echo "=== $program" >>"$logs/memcheck.log"
+  timeout 300 "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 99 \
+    "$program" >>"$logs/memcheck.log" 2>&1 || status=1
+done
+# Every op kernel, once per case and dtype (the harness self-test uses no GPU, so skip it).
+if $op_tests; then
+  echo "=== build-gpu/bin/op_tests --backends=cuda" >>"$logs/memcheck.log"
+  timeout 300 "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 99 \
+    build-gpu/bin/op_tests --backends=cuda "~[harness]" >"$logs/memcheck-op-tests.log" 2>&1 || status=1
+  grep -E "ERROR SUMMARY|test cases|All tests passed" "$logs/memcheck-op-tests.log" >>"$logs/memcheck.log"
+fi
+
+echo "================ gpu-check summary"
+head -n 2 "$logs/gpu-info.log"
+grep -E "tests passed|tests failed|Failed|\*\*\*|Skipped|Not Run" "$logs/ctest-cuda.log"
+if $op_tests; then
+  grep -E -A 60 "^op +cuda" "$logs/op-tests-cuda.log" | grep -E "^(op |TOTAL)|/[1-9][0-9]*/" | head -n 40
+  grep -E "test cases|All tests passed|op_tests:" "$logs/op-tests-cuda.log" | tail -n 5
+fi
+grep -E "^===|ERROR SUMMARY|test cases|All tests passed" "$logs/memcheck.log"
+echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
+exit $status

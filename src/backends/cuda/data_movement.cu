@@ -1,0 +1,196 @@
+// Ops that move elements without computing: the reshape family (device copies), Transpose,
+// Concat, Split, Slice, Gather and Expand. All work for every dtype, by element size.
+#include "backends/cuda/copy.hpp"
+#include "backends/cuda/device_types.cuh"
+#include "backends/cuda/indexing.cuh"
+
+#include "core/ops/shape_functions.hpp"
+
+#include <numeric>
+
+namespace infer::cuda {
+
+namespace {
+
+template <class T>
+__global__ void strided_copy_kernel(T* dst, const T* src, int64_t n, Indexer<2> index) {
+    INFER_GRID_STRIDE(i, n) {
+        int64_t offset[2];
+        index.offsets(i, offset);
+        dst[offset[0]] = src[offset[1]];
+    }
+}
+
+char* byte_offset(void* p, int64_t elements, size_t element_size) {
+    return static_cast<char*>(p) + elements * static_cast<int64_t>(element_size);
+}
+const char* byte_offset(const void* p, int64_t elements, size_t element_size) {
+    return static_cast<const char*>(p) + elements * static_cast<int64_t>(element_size);
+}
+
+// Reshape, Flatten, Squeeze, Unsqueeze, Identity: same bytes, another shape.
+void run_copy(const Launch& l) { copy_device(l, l.out(0), l.in(0), l.ctx.output(0).nbytes()); }
+
+void run_transpose(const Launch& l) {
+    const Tensor& x = l.ctx.input(0);
+    std::vector<int64_t> perm(x.rank());
+    std::iota(perm.rbegin(), perm.rend(), 0);
+    perm = l.ctx.attrs().get_ints("perm", perm);
+    const std::vector<int64_t> in_strides = x.shape().contiguous_strides();
+    std::vector<int64_t> src_strides;
+    for (int64_t p : perm) src_strides.push_back(in_strides[x.shape().normalize_axis(p)]);
+    const Shape& out = l.ctx.output(0).shape();
+    launch_strided_copy(l, dtype_size(x.dtype()), l.out(0), out.contiguous_strides(), l.in(0),
+                        src_strides, out.dims());
+}
+
+void run_concat(const Launch& l) {
+    const Shape& out = l.ctx.output(0).shape();
+    const size_t axis = out.normalize_axis(l.ctx.attrs().get_int("axis"));
+    const std::vector<int64_t> out_strides = out.contiguous_strides();
+    const size_t element_size = dtype_size(l.ctx.output(0).dtype());
+    int64_t position = 0;  // along the axis
+    for (size_t i = 0; i < l.ctx.num_inputs(); ++i) {
+        const Tensor& part = l.ctx.input(i);
+        if (part.numel() > 0)
+            launch_strided_copy(l, element_size,
+                                byte_offset(l.out(0), position * out_strides[axis], element_size),
+                                out_strides, l.in(i), part.shape().contiguous_strides(),
+                                part.shape().dims());
+        position += part.shape()[axis];
+    }
+}
+
+void run_split(const Launch& l) {
+    const Shape& in = l.ctx.input(0).shape();
+    const size_t axis = in.normalize_axis(l.ctx.attrs().get_int("axis", 0));
+    const std::vector<int64_t> in_strides = in.contiguous_strides();
+    const size_t element_size = dtype_size(l.ctx.input(0).dtype());
+    // The sizes are already in the outputs' shapes, so the split input is not read.
+    int64_t position = 0;
+    for (size_t j = 0; j < l.ctx.num_outputs(); ++j) {
+        const Tensor& part = l.ctx.output(j);
+        if (!part.defined()) l.unsupported("an output that is not allocated");
+        if (part.numel() > 0)
+            launch_strided_copy(l, element_size, l.out(j), part.shape().contiguous_strides(),
+                                byte_offset(l.in(0), position * in_strides[axis], element_size),
+                                in_strides, part.shape().dims());
+        position += part.shape()[axis];
+    }
+}
+
+void run_slice(const Launch& l) {
+    const Shape& in = l.ctx.input(0).shape();
+    const std::vector<int64_t> starts = l.ints(1), ends = l.ints(2);
+    std::vector<int64_t> axes(starts.size());
+    std::iota(axes.begin(), axes.end(), 0);
+    if (l.ctx.has_input(3)) axes = l.ints(3);
+    std::vector<int64_t> steps(starts.size(), 1);
+    if (l.ctx.has_input(4)) steps = l.ints(4);
+    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+        l.unsupported("starts, ends, axes and steps of different lengths");
+    const std::vector<int64_t> in_strides = in.contiguous_strides();
+    std::vector<int64_t> src_strides = in_strides;
+    int64_t first = 0;  // element offset of the first element taken
+    for (size_t i = 0; i < starts.size(); ++i) {
+        const size_t axis = in.normalize_axis(axes[i]);
+        const detail::SliceRange range = detail::resolve_slice(in[axis], starts[i], ends[i], steps[i]);
+        first += range.start * in_strides[axis];
+        src_strides[axis] = in_strides[axis] * range.step;
+    }
+    const Shape& out = l.ctx.output(0).shape();
+    const size_t element_size = dtype_size(l.ctx.input(0).dtype());
+    launch_strided_copy(l, element_size, l.out(0), out.contiguous_strides(),
+                        byte_offset(l.in(0), first, element_size), src_strides, out.dims());
+}
+
+void run_expand(const Launch& l) {
+    const Tensor& x = l.ctx.input(0);
+    const Shape& out = l.ctx.output(0).shape();
+    launch_strided_copy(l, dtype_size(x.dtype()), l.out(0), out.contiguous_strides(), l.in(0),
+                        broadcast_strides(x.shape(), out), out.dims());
+}
+
+// Out-of-range indices (undefined in ONNX) give zeros rather than reads outside the tensor.
+template <class T, class I>
+__global__ void gather_kernel(const T* data, const I* indices, T* out, int64_t n, int64_t count,
+                              int64_t axis_size, int64_t inner) {
+    INFER_GRID_STRIDE(i, n) {
+        const int64_t within = i % inner;
+        const int64_t j = (i / inner) % count;
+        const int64_t o = i / (inner * count);
+        int64_t index = static_cast<int64_t>(indices[j]);
+        if (index < 0) index += axis_size;
+        out[i] = (index >= 0 && index < axis_size) ? data[(o * axis_size + index) * inner + within]
+                                                   : T{};
+    }
+}
+
+void run_gather(const Launch& l) {
+    const Tensor& data = l.ctx.input(0);
+    const Tensor& indices = l.ctx.input(1);
+    const size_t axis = data.shape().normalize_axis(l.ctx.attrs().get_int("axis", 0));
+    int64_t outer = 1, inner = 1;
+    for (size_t d = 0; d < axis; ++d) outer *= data.shape()[d];
+    for (size_t d = axis + 1; d < data.rank(); ++d) inner *= data.shape()[d];
+    const int64_t count = indices.numel();
+    const int64_t n = outer * count * inner;
+    const auto launch = [&](auto index_tag) {
+        using I = typename decltype(index_tag)::type;
+        dispatch_by_size(dtype_size(data.dtype()), l, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            gather_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(
+                static_cast<const T*>(l.in(0)), static_cast<const I*>(l.in(1)),
+                static_cast<T*>(l.out(0)), n, count, data.shape()[axis], inner);
+            l.check_launch("gather_kernel");
+        });
+    };
+    if (indices.dtype() == DType::i64) launch(Tag<int64_t>{});
+    else if (indices.dtype() == DType::i32) launch(Tag<int32_t>{});
+    else l.unsupported("indices of dtype " + std::string(dtype_name(indices.dtype())));
+}
+
+}  // namespace
+
+std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
+    if (in.rank() > out.rank())
+        throw InvalidArgument("shape " + in.to_string() + " does not broadcast to " + out.to_string());
+    std::vector<int64_t> strides(out.rank(), 0);
+    const std::vector<int64_t> dense = in.contiguous_strides();
+    const size_t shift = out.rank() - in.rank();
+    for (size_t d = 0; d < in.rank(); ++d) strides[shift + d] = in[d] == 1 ? 0 : dense[d];
+    return strides;
+}
+
+void copy_device(const Launch& l, void* dst, const void* src, size_t bytes) {
+    if (bytes == 0 || dst == src) return;
+    INFER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, l.handle()),
+                     l.where() + ", " + std::to_string(bytes) + " bytes");
+}
+
+void launch_strided_copy(const Launch& l, size_t element_size, void* dst,
+                         const std::vector<int64_t>& dst_strides, const void* src,
+                         const std::vector<int64_t>& src_strides, const std::vector<int64_t>& dims) {
+    const int64_t n = std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
+    if (n == 0) return;
+    const auto index = make_indexer<2>(dims, {dst_strides, src_strides}, l);
+    dispatch_by_size(element_size, l, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        strided_copy_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(
+            static_cast<T*>(dst), static_cast<const T*>(src), n, index);
+        l.check_launch("strided_copy_kernel");
+    });
+}
+
+void register_data_movement_kernels(KernelRegistrar& r) {
+    for (const char* op : {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"})
+        r.add(op, kEveryType, run_copy);
+    r.add("Transpose", kEveryType, run_transpose);
+    r.add("Concat", kEveryType, run_concat);
+    r.add("Split", kEveryType, run_split);
+    r.add("Slice", kEveryType, run_slice);
+    r.add("Expand", kEveryType, run_expand);
+    r.add("Gather", kEveryType, run_gather);
+}
+
+}  // namespace infer::cuda

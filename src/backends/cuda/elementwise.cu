@@ -1,0 +1,235 @@
+// Elementwise ops: unary math, binary arithmetic and comparisons with NumPy broadcasting, Where.
+// Values are loaded into their compute type (f32 for f16/bf16), so the 16-bit types round once,
+// on the store.
+#include "backends/cuda/copy.hpp"
+#include "backends/cuda/device_types.cuh"
+#include "backends/cuda/indexing.cuh"
+
+#include <cmath>
+
+namespace infer::cuda {
+
+namespace {
+
+// ---- unary
+
+struct Sqrt { template <class C> __device__ C operator()(C x) const { return sqrt(x); } };
+struct Reciprocal { template <class C> __device__ C operator()(C x) const { return C(1) / x; } };
+struct Exp { template <class C> __device__ C operator()(C x) const { return exp(x); } };
+struct Log { template <class C> __device__ C operator()(C x) const { return log(x); } };
+struct Tanh { template <class C> __device__ C operator()(C x) const { return tanh(x); } };
+struct Erf { template <class C> __device__ C operator()(C x) const { return erf(x); } };
+struct Relu { template <class C> __device__ C operator()(C x) const { return x > C(0) ? x : C(0); } };
+struct Neg { template <class C> __device__ C operator()(C x) const { return -x; } };
+struct Abs { template <class C> __device__ C operator()(C x) const { return x < C(0) ? -x : x; } };
+struct Sigmoid {
+    // Written so that neither branch overflows exp() for large |x|.
+    template <class C> __device__ C operator()(C x) const {
+        if (x >= C(0)) return C(1) / (C(1) + exp(-x));
+        const C e = exp(x);
+        return e / (C(1) + e);
+    }
+};
+struct GeluErf {
+    template <class C> __device__ C operator()(C x) const {
+        return C(0.5) * x * (C(1) + erf(x * C(0.70710678118654752440)));
+    }
+};
+struct GeluTanh {
+    template <class C> __device__ C operator()(C x) const {
+        const C inner = C(0.79788456080286535588) * (x + C(0.044715) * x * x * x);
+        return C(0.5) * x * (C(1) + tanh(inner));
+    }
+};
+
+template <class T, class Op>
+__global__ void unary_kernel(const T* in, T* out, int64_t n, Op op) {
+    INFER_GRID_STRIDE(i, n) out[i] = store<T>(op(load(in[i])));
+}
+
+// kIntegers: the op is also defined on i32/i64 (Relu, Neg, Abs), not only on floats.
+template <bool kIntegers = false, class Op>
+void run_unary_with(const Launch& l, Op op) {
+    const int64_t n = l.ctx.output(0).numel();
+    const auto launch = [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        unary_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(static_cast<const T*>(l.in(0)),
+                                                             static_cast<T*>(l.out(0)), n, op);
+        l.check_launch("unary_kernel");
+    };
+    if constexpr (kIntegers) dispatch_numeric(l.ctx.input(0).dtype(), l, launch);
+    else dispatch_float(l.ctx.input(0).dtype(), l, launch);
+}
+
+template <class Op, bool kIntegers = false>
+void run_unary(const Launch& l) { run_unary_with<kIntegers>(l, Op{}); }
+
+void run_gelu(const Launch& l) {
+    const std::string approximate = l.ctx.attrs().get_string("approximate", "none");
+    if (approximate == "none") return run_unary_with(l, GeluErf{});
+    if (approximate == "tanh") return run_unary_with(l, GeluTanh{});
+    l.unsupported("approximate='" + approximate + "'");
+}
+
+__global__ void not_kernel(const uint8_t* in, uint8_t* out, int64_t n) {
+    INFER_GRID_STRIDE(i, n) out[i] = in[i] ? 0 : 1;
+}
+
+void run_not(const Launch& l) {
+    const int64_t n = l.ctx.output(0).numel();
+    not_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(static_cast<const uint8_t*>(l.in(0)),
+                                                      static_cast<uint8_t*>(l.out(0)), n);
+    l.check_launch("not_kernel");
+}
+
+// ---- binary
+
+struct Add { template <class C> __device__ C operator()(C a, C b) const { return a + b; } };
+struct Sub { template <class C> __device__ C operator()(C a, C b) const { return a - b; } };
+struct Mul { template <class C> __device__ C operator()(C a, C b) const { return a * b; } };
+struct Div { template <class C> __device__ C operator()(C a, C b) const { return a / b; } };
+struct Pow { template <class C> __device__ C operator()(C a, C b) const { return pow(a, b); } };
+struct Equal { template <class C> __device__ uint8_t operator()(C a, C b) const { return a == b; } };
+struct Less { template <class C> __device__ uint8_t operator()(C a, C b) const { return a < b; } };
+struct Greater { template <class C> __device__ uint8_t operator()(C a, C b) const { return a > b; } };
+
+// Stores an op's result: comparisons yield bytes, arithmetic yields the input type.
+template <class Out, class R>
+__device__ __forceinline__ Out store_result(R r) {
+    if constexpr (std::is_same_v<Out, uint8_t>) return static_cast<uint8_t>(r);
+    else return store<Out>(r);
+}
+
+template <class T, class Out, class Op>
+__global__ void binary_kernel(const T* a, const T* b, Out* out, int64_t n, Indexer<2> index,
+                              Op op) {
+    INFER_GRID_STRIDE(i, n) {
+        int64_t offset[2];
+        index.offsets(i, offset);
+        out[i] = store_result<Out>(op(load(a[offset[0]]), load(b[offset[1]])));
+    }
+}
+
+template <class Op, bool kCompare>
+void run_binary(const Launch& l) {
+    const Tensor& a = l.ctx.input(0);
+    const Tensor& b = l.ctx.input(1);
+    if (a.dtype() != b.dtype())
+        l.unsupported("inputs of different dtypes: " + a.describe() + " and " + b.describe());
+    const Shape& out_shape = l.ctx.output(0).shape();
+    const int64_t n = out_shape.numel();
+    const auto index = make_indexer<2>(
+        out_shape.dims(), {broadcast_strides(a.shape(), out_shape), broadcast_strides(b.shape(), out_shape)},
+        l);
+    const auto launch = [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        using Out = std::conditional_t<kCompare, uint8_t, T>;
+        binary_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(
+            static_cast<const T*>(l.in(0)), static_cast<const T*>(l.in(1)),
+            static_cast<Out*>(l.out(0)), n, index, Op{});
+        l.check_launch("binary_kernel");
+    };
+    // Bool equality compares the stored bytes.
+    if constexpr (kCompare)
+        if (a.dtype() == DType::boolean) return launch(Tag<uint8_t>{});
+    dispatch_numeric(a.dtype(), l, launch);
+}
+
+// Pow's exponent may have another dtype than the base (ONNX's T1); both are computed in float.
+template <class T, class E>
+__global__ void pow_kernel(const T* a, const E* b, T* out, int64_t n, Indexer<2> index) {
+    INFER_GRID_STRIDE(i, n) {
+        int64_t offset[2];
+        index.offsets(i, offset);
+        const float base = static_cast<float>(load(a[offset[0]]));
+        const float exponent = static_cast<float>(load(b[offset[1]]));
+        out[i] = store<T>(static_cast<Compute<T>>(powf(base, exponent)));
+    }
+}
+
+void run_pow(const Launch& l) {
+    const Tensor& a = l.ctx.input(0);
+    const Tensor& b = l.ctx.input(1);
+    const Shape& out_shape = l.ctx.output(0).shape();
+    const int64_t n = out_shape.numel();
+    const auto index = make_indexer<2>(
+        out_shape.dims(), {broadcast_strides(a.shape(), out_shape), broadcast_strides(b.shape(), out_shape)},
+        l);
+    dispatch_float(a.dtype(), l, [&](auto base_tag) {
+        using T = typename decltype(base_tag)::type;
+        dispatch_numeric(b.dtype(), l, [&](auto exponent_tag) {
+            using E = typename decltype(exponent_tag)::type;
+            pow_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(
+                static_cast<const T*>(l.in(0)), static_cast<const E*>(l.in(1)),
+                static_cast<T*>(l.out(0)), n, index);
+            l.check_launch("pow_kernel");
+        });
+    });
+}
+
+// ---- Where(condition, x, y): moves elements without looking at them.
+
+template <class T>
+__global__ void where_kernel(const uint8_t* condition, const T* x, const T* y, T* out, int64_t n,
+                             Indexer<3> index) {
+    INFER_GRID_STRIDE(i, n) {
+        int64_t offset[3];
+        index.offsets(i, offset);
+        out[i] = condition[offset[0]] ? x[offset[1]] : y[offset[2]];
+    }
+}
+
+void run_where(const Launch& l) {
+    const Tensor& condition = l.ctx.input(0);
+    const Tensor& x = l.ctx.input(1);
+    const Tensor& y = l.ctx.input(2);
+    if (condition.dtype() != DType::boolean || x.dtype() != y.dtype())
+        l.unsupported("inputs " + condition.describe() + ", " + x.describe() + ", " + y.describe());
+    const Shape& out_shape = l.ctx.output(0).shape();
+    const int64_t n = out_shape.numel();
+    const auto index = make_indexer<3>(out_shape.dims(),
+                                       {broadcast_strides(condition.shape(), out_shape),
+                                        broadcast_strides(x.shape(), out_shape),
+                                        broadcast_strides(y.shape(), out_shape)},
+                                       l);
+    dispatch_by_size(dtype_size(x.dtype()), l, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        where_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(
+            static_cast<const uint8_t*>(l.in(0)), static_cast<const T*>(l.in(1)),
+            static_cast<const T*>(l.in(2)), static_cast<T*>(l.out(0)), n, index);
+        l.check_launch("where_kernel");
+    });
+}
+
+}  // namespace
+
+void register_elementwise_kernels(KernelRegistrar& r) {
+    const auto& floats = kFloatTypes;
+    const auto& numeric = kNumericTypes;
+    r.add("Sqrt", floats, run_unary<Sqrt>);
+    r.add("Reciprocal", floats, run_unary<Reciprocal>);
+    r.add("Exp", floats, run_unary<Exp>);
+    r.add("Log", floats, run_unary<Log>);
+    r.add("Tanh", floats, run_unary<Tanh>);
+    r.add("Erf", floats, run_unary<Erf>);
+    r.add("Sigmoid", floats, run_unary<Sigmoid>);
+    r.add("Gelu", floats, run_gelu);
+    r.add("Relu", numeric, run_unary<Relu, true>);
+    r.add("Neg", numeric, run_unary<Neg, true>);
+    r.add("Abs", numeric, run_unary<Abs, true>);
+    r.add("Not", {DType::boolean}, run_not);
+
+    r.add("Add", numeric, run_binary<Add, false>);
+    r.add("Sub", numeric, run_binary<Sub, false>);
+    r.add("Mul", numeric, run_binary<Mul, false>);
+    r.add("Div", numeric, run_binary<Div, false>);
+    r.add("Pow", floats, run_pow);
+    r.add("Equal", {DType::f32, DType::f16, DType::bf16, DType::i32, DType::i64, DType::boolean},
+          run_binary<Equal, true>);
+    r.add("Less", numeric, run_binary<Less, true>);
+    r.add("Greater", numeric, run_binary<Greater, true>);
+
+    r.add("Where", kEveryType, run_where);
+}
+
+}  // namespace infer::cuda

@@ -1,0 +1,25 @@
+#pragma once
+// Row-major matrix products through cuBLAS, in f32/f16/bf16 with f32 accumulation. Used by
+// MatMul and Gemm, and by Conv after im2col.
+#include "backends/cuda/kernel_support.hpp"
+
+#include <cstdint>
+
+namespace infer::cuda {
+
+// One operand of a batch of row-major matrices: `ld` is the stored row width, `stride` the
+// element distance between consecutive matrices of the batch (0: the same matrix for all).
+struct GemmOperand {
+    const void* data;
+    int64_t ld;
+    int64_t stride;
+    bool transposed = false;
+};
+
+// C[i] = alpha · op(A[i]) · op(B[i]) + beta · C[i] for i < batch, with C [m, n] row-major.
+// With beta == 0, C is not read (it may hold anything).
+void gemm_row_major(const Launch& launch, DType type, int64_t m, int64_t n, int64_t k,
+                    float alpha, const GemmOperand& a, const GemmOperand& b, float beta, void* c,
+                    int64_t ldc, int64_t stride_c, int64_t batch);
+
+}  // namespace infer::cuda

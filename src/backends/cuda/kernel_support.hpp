@@ -1,0 +1,65 @@
+#pragma once
+// What the CUDA kernels of every op family share on the host side: the launch context they
+// receive, how they register, and checked access to their inputs and outputs.
+#include "backends/cuda/cuda_check.hpp"
+#include "backends/cuda/cuda_stream.hpp"
+
+#include <infer/backend.hpp>
+#include <infer/error.hpp>
+
+#include <cstdint>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace infer::cuda {
+
+// One kernel call: the core's context plus the stream it runs on, with the device current.
+struct Launch {
+    KernelContext& ctx;
+    CudaStream& stream;
+
+    cudaStream_t handle() const { return stream.handle(); }
+    // "node 'ln1' (LayerNormalization) on cuda:0", for messages.
+    std::string where() const;
+    [[noreturn]] void unsupported(const std::string& what) const;
+
+    // Device pointers of inputs and outputs; throw DeviceError when the core handed over a
+    // tensor that is not on this device or not contiguous, which the kernel contract excludes.
+    const void* in(size_t i) const;
+    void* out(size_t i) const;
+    // A small integer input (axes, starts, split sizes). The core keeps these on the CPU; if one
+    // arrives on the device, the stream is synchronized and the values are copied back.
+    std::vector<int64_t> ints(size_t i) const;
+    // Checks the launch just made (a bad configuration shows up only in the last-error slot).
+    void check_launch(const char* kernel) const;
+};
+
+using CudaKernel = void (*)(const Launch&);
+
+// Each op family's file registers its kernels through this.
+class KernelRegistrar {
+public:
+    virtual ~KernelRegistrar() = default;
+    virtual void add(const std::string& op, const std::vector<DType>& dtypes, CudaKernel kernel) = 0;
+};
+
+inline const std::vector<DType> kFloatTypes{DType::f32, DType::f16, DType::bf16};
+// Floats and the integer types that arithmetic and comparisons are registered for.
+inline const std::vector<DType> kNumericTypes{DType::f32, DType::f16, DType::bf16, DType::i32,
+                                              DType::i64};
+// Every dtype: ops that only move elements work for all of them.
+inline const std::vector<DType> kEveryType(std::begin(kAllDTypes), std::end(kAllDTypes));
+
+void register_elementwise_kernels(KernelRegistrar& registrar);
+void register_cast_kernels(KernelRegistrar& registrar);
+void register_reduce_kernels(KernelRegistrar& registrar);
+void register_softmax_kernels(KernelRegistrar& registrar);
+void register_normalization_kernels(KernelRegistrar& registrar);
+void register_data_movement_kernels(KernelRegistrar& registrar);
+void register_gemm_kernels(KernelRegistrar& registrar);
+void register_conv_kernels(KernelRegistrar& registrar);
+void register_pool_kernels(KernelRegistrar& registrar);
+void register_generator_kernels(KernelRegistrar& registrar);
+
+}  // namespace infer::cuda

@@ -1,0 +1,127 @@
+// Moving data between the host and a CUDA device: pageable and pinned memory, synchronous and
+// stream-ordered copies, odd sizes, and views. Every round trip must be bit-exact.
+#include "test_util.hpp"
+
+#include <infer/backend.hpp>
+#include <infer/infer.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+using namespace infer;
+using cuda_test::random_bytes;
+using cuda_test::random_values;
+
+namespace {
+std::shared_ptr<Backend> cuda_backend() { return backend_for(Device::CUDA); }
+}  // namespace
+
+TEST_CASE("pageable round trips are exact at odd sizes", "[cuda][transfer]") {
+    for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{1000003}}) {
+        INFO(n << " bytes");
+        const std::vector<uint8_t> bytes = random_bytes(static_cast<size_t>(n), 7);
+        const Tensor device = Tensor::from_host(bytes.data(), DType::u8, {n}, Device::CUDA);
+        CHECK(device.device() == Device::CUDA);
+        CHECK(device.to(Device::CPU).to_vector<uint8_t>() == bytes);
+    }
+}
+
+TEST_CASE("float tensors keep every bit through the device", "[cuda][transfer]") {
+    const std::vector<float> values = random_values(4099, 11);
+    const Tensor host = Tensor::from_vector(values, {4099});
+    const Tensor back = host.to(Device::CUDA).to(Device::CPU);
+    REQUIRE(back.nbytes() == host.nbytes());
+    CHECK(std::memcmp(back.raw_data(), host.raw_data(), host.nbytes()) == 0);
+}
+
+TEST_CASE("pinned buffers copy asynchronously on a stream", "[cuda][transfer]") {
+    auto backend = cuda_backend();
+    for (size_t n : {size_t{1}, size_t{3}, size_t{1000003}}) {
+        INFO(n << " bytes");
+        Tensor source = Tensor::empty_pinned(DType::u8, {static_cast<int64_t>(n)}, Device::CUDA);
+        Tensor target = Tensor::empty_pinned(DType::u8, {static_cast<int64_t>(n)}, Device::CUDA);
+        CHECK(source.is_pinned());
+        CHECK(source.device().is_cpu());
+        const std::vector<uint8_t> bytes = random_bytes(n, 13);
+        std::memcpy(source.raw_data(), bytes.data(), n);
+        std::memset(target.raw_data(), 0, n);
+
+        auto stream = backend->create_stream(0);
+        REQUIRE(stream->native_handle() != nullptr);
+        auto first = backend->allocate(n, 0);
+        auto second = backend->allocate(n, 0);
+        backend->copy_from_host(first->data(), source.raw_data(), n, 0, stream.get());
+        backend->copy_on_device(second->data(), first->data(), n, 0, stream.get());
+        backend->copy_to_host(target.raw_data(), second->data(), n, 0, stream.get());
+        stream->synchronize();
+        CHECK(std::memcmp(target.raw_data(), bytes.data(), n) == 0);
+    }
+}
+
+TEST_CASE("pageable memory also copies through a stream", "[cuda][transfer]") {
+    auto backend = cuda_backend();
+    const size_t n = 1000003;
+    const std::vector<uint8_t> bytes = random_bytes(n, 17);
+    std::vector<uint8_t> back(n, 0);
+    auto stream = backend->create_stream(0);
+    auto buffer = backend->allocate(n, 0);
+    CHECK_FALSE(buffer->host_accessible());
+    CHECK(buffer->device() == Device::CUDA);
+    backend->copy_from_host(buffer->data(), bytes.data(), n, 0, stream.get());
+    backend->copy_to_host(back.data(), buffer->data(), n, 0, stream.get());
+    stream->synchronize();
+    CHECK(back == bytes);
+}
+
+TEST_CASE("synchronous copies complete before they return", "[cuda][transfer]") {
+    auto backend = cuda_backend();
+    const std::vector<uint8_t> bytes = random_bytes(3, 19);
+    std::vector<uint8_t> back(3, 0);
+    auto buffer = backend->allocate(3, 0);
+    backend->copy_from_host(buffer->data(), bytes.data(), 3, 0, nullptr);
+    backend->copy_to_host(back.data(), buffer->data(), 3, 0, nullptr);
+    CHECK(back == bytes);
+    backend->copy_from_host(buffer->data(), bytes.data(), 0, 0, nullptr);  // nothing to do
+}
+
+TEST_CASE("views move to and from the device", "[cuda][transfer]") {
+    std::vector<float> values(4 * 6);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) + 0.5f;
+    const Tensor host = Tensor::from_vector(values, {4, 6});
+
+    SECTION("a strided host view uploads as its elements") {
+        const Tensor view = host.slice(1, 1, 5, 2);  // columns 1 and 3
+        const std::vector<float> expected{1.5f, 3.5f, 7.5f, 9.5f, 13.5f, 15.5f, 19.5f, 21.5f};
+        CHECK(view.to(Device::CUDA).to(Device::CPU).to_vector<float>() == expected);
+    }
+    SECTION("a row slice of a device tensor downloads") {
+        const Tensor device = host.to(Device::CUDA);
+        const Tensor rows = device.slice(0, 1, 3);
+        CHECK(rows.to(Device::CPU).to_vector<float>() ==
+              std::vector<float>(values.begin() + 6, values.begin() + 18));
+    }
+    SECTION("a strided device view downloads") {
+        const Tensor device = host.to(Device::CUDA);
+        const std::vector<float> expected{1.5f, 3.5f, 5.5f, 19.5f, 21.5f, 23.5f};
+        CHECK(device.slice(0, 0, 4, 3).slice(1, 1, 6, 2).to_vector<float>() == expected);
+    }
+    SECTION("copy_from fills a device tensor from the host") {
+        Tensor device = Tensor::empty(DType::f32, {4, 6}, Device::CUDA);
+        device.copy_from(host);
+        CHECK(device.to_vector<float>() == values);
+        CHECK(device.clone().to_vector<float>() == values);
+    }
+}
+
+TEST_CASE("16-bit tensors convert on the way back", "[cuda][transfer]") {
+    const std::vector<float> values{0.5f, -1.25f, 3.0f, 1024.0f};
+    for (DType type : {DType::f16, DType::bf16}) {
+        INFO(dtype_name(type));
+        std::vector<uint16_t> bits;
+        for (float v : values)
+            bits.push_back(type == DType::f16 ? float_to_half_bits(v) : float_to_bfloat16_bits(v));
+        const Tensor device = Tensor::from_host(bits.data(), type, {4}, Device::CUDA);
+        CHECK(device.to_vector<float>() == values);  // all exactly representable
+    }
+}
