@@ -74,7 +74,8 @@ public:
 
     // A view with a new shape (one dimension may be -1); copies first if not contiguous.
     Tensor reshape(const Shape& shape) const;
-    // A view of [start, end) with `step` along `axis` (negative indices count from the end).
+    // A view of [start, end) with `step` (> 0) along `axis`; negative indices count from the end,
+    // out-of-range ones are clamped. (Graphs reverse with the Slice op, which takes negative steps.)
     Tensor slice(int64_t axis, int64_t start, int64_t end, int64_t step = 1) const;
     // This tensor if contiguous, else a dense copy on the same device.
     Tensor contiguous() const;
