@@ -28,6 +28,78 @@ void attribute_to_input(ImportBuilder& b, ImportedNode& node, const std::string&
     node.inputs[position] = b.constant_i64(values, node.name + ":" + attribute);
 }
 
+// A constant input holding one f32 (Clip's bounds, Pad's value, Upsample's scales before they
+// were inputs). Older opsets give these as float attributes, so f32 is their natural dtype.
+int constant_f32(ImportBuilder& b, const std::vector<float>& values, const Shape& shape,
+                 const std::string& hint) {
+    std::string name = hint;
+    for (int n = 1; b.has_value(name); ++n) name = hint + "#" + std::to_string(n);
+    return b.constant(Tensor::from_vector(values, shape), name);
+}
+
+// Removes an attribute from the node, returning whether it was there.
+bool take_attribute(ImportedNode& node, const std::string& attribute, AttributeValue* value) {
+    Attributes rest;
+    bool present = false;
+    for (const auto& [name, v] : node.attributes.all()) {
+        if (name == attribute) {
+            *value = v;
+            present = true;
+        } else {
+            rest.set(name, v);
+        }
+    }
+    node.attributes = std::move(rest);
+    return present;
+}
+
+void set_input(ImportedNode& node, size_t position, int value) {
+    if (node.inputs.size() <= position) node.inputs.resize(position + 1, -1);
+    node.inputs[position] = value;
+}
+
+// Clip before opset 11: bounds as min/max float attributes, now optional inputs 1 and 2.
+void adapt_clip_attributes(ImportBuilder& b, ImportedNode& node) {
+    for (auto [attribute, position] : {std::pair<const char*, size_t>{"min", 1}, {"max", 2}}) {
+        AttributeValue value;
+        if (take_attribute(node, attribute, &value))
+            set_input(node, position, constant_f32(b, {std::get<float>(value)}, Shape{}, node.name + ":" + attribute));
+    }
+}
+
+// Pad before opset 11: pads and value as attributes, now inputs 1 and 2.
+void adapt_pad_attributes(ImportBuilder& b, ImportedNode& node) {
+    attribute_to_input(b, node, "pads", 1);
+    AttributeValue value;
+    if (take_attribute(node, "value", &value) && std::get<float>(value) != 0.0f)
+        set_input(node, 2, constant_f32(b, {std::get<float>(value)}, Shape{}, node.name + ":value"));
+}
+
+// TopK before opset 10: k as an int attribute, now input 1 (a one-element i64 tensor).
+void adapt_top_k_attribute(ImportBuilder& b, ImportedNode& node) {
+    AttributeValue value;
+    if (take_attribute(node, "k", &value))
+        set_input(node, 1, b.constant_i64({std::get<int64_t>(value)}, node.name + ":k"));
+}
+
+// Upsample before opset 9: scales as a floats attribute, now input 1.
+void adapt_upsample_attribute(ImportBuilder& b, ImportedNode& node) {
+    AttributeValue value;
+    if (take_attribute(node, "scales", &value)) {
+        const auto& scales = std::get<std::vector<float>>(value);
+        set_input(node, 1, constant_f32(b, scales, Shape({static_cast<int64_t>(scales.size())}),
+                                        node.name + ":scales"));
+    }
+}
+
+// Resize in opset 10 took (X, scales) and resized like Upsample: asymmetric coordinates,
+// nearest rounding down. Opset 11 put roi between them.
+void adapt_resize_10(ImportedNode& node) {
+    if (node.inputs.size() >= 2) node.inputs = {node.inputs[0], -1, node.inputs[1]};
+    node.attributes.set("coordinate_transformation_mode", std::string("asymmetric"));
+    node.attributes.set("nearest_mode", std::string("floor"));
+}
+
 bool is_reduction(const std::string& op) { return op.rfind("Reduce", 0) == 0; }
 
 // Softmax, LogSoftmax and Hardmax before opset 13 flatten the input to 2-D at `axis` and
@@ -63,6 +135,16 @@ void adapt_node(ImportBuilder& b, ImportedNode node, int64_t opset) {
     } else if ((op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") && opset < 13) {
         adapt_coerced_softmax(b, std::move(node));
         return;
+    } else if (op == "Clip" && opset < 11) {
+        adapt_clip_attributes(b, node);
+    } else if (op == "Pad" && opset < 11) {
+        adapt_pad_attributes(b, node);
+    } else if (op == "TopK" && opset < 10) {
+        adapt_top_k_attribute(b, node);
+    } else if (op == "Upsample" && opset < 9) {
+        adapt_upsample_attribute(b, node);
+    } else if (op == "Resize" && opset < 11) {
+        adapt_resize_10(node);
     } else if (op == "BatchNormalization" && opset < 9) {
         if (node.attributes.get_int("spatial", 1) != 1)
             throw Unsupported(b.what() + ": node '" + node.name + "': BatchNormalization with spatial=0");

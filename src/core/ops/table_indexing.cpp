@@ -1,9 +1,53 @@
-// The op table's indexing family: schemas and shape functions.
+// The op table's indexing family: schemas (shape functions in shapes_indexing.cpp).
 #include "core/ops/op_schema.hpp"
 #include "core/ops/shape_functions.hpp"
+#include "core/ops/shapes_indexing.hpp"
 
 namespace infer::detail {
 
-std::vector<OpSchema> indexing_op_schemas() { return {}; }
+namespace {
+constexpr uint32_t host(std::initializer_list<int> inputs) {
+    uint32_t mask = 0;
+    for (int i : inputs) mask |= 1u << i;
+    return mask;
+}
+
+std::vector<Shape> shape_matrix_like(const InferenceContext& ctx) {
+    if (ctx.shape(0).rank() < 2) ctx.fail("input must have rank >= 2");
+    if (ctx.node().op == "EyeLike" && ctx.shape(0).rank() != 2) ctx.fail("input must be 2-D");
+    return {ctx.shape(0)};
+}
+}  // namespace
+
+std::vector<OpSchema> indexing_op_schemas() {
+    const auto same = dtype_same_as_kernel_input;
+    return {
+        // name, inputs min/max, outputs min/max, kernel dtype input, dtype rule, shapes,
+        // host inputs
+        {"GatherElements", 2, 2, 1, 1, 0, same, shape_gather_elements},
+        {"GatherND", 2, 2, 1, 1, 0, same, shape_gather_nd},
+        {"ScatterElements", 3, 3, 1, 1, 0, same, shape_scatter},
+        {"Scatter", 3, 3, 1, 1, 0, same, shape_scatter},
+        {"ScatterND", 3, 3, 1, 1, 0, same, shape_scatter_nd},
+        {"Trilu", 1, 2, 1, 1, 0, same, shape_matrix_like, host({1})},
+        {"EyeLike", 1, 1, 1, 1, 0, dtype_from_dtype_attribute, shape_matrix_like},
+        // Resize: X, roi, scales, sizes. Upsample (deprecated): X, scales.
+        {"Resize", 1, 4, 1, 1, 0, same, shape_resize, host({1, 2, 3})},
+        {"Upsample", 2, 2, 1, 1, 0, same, shape_upsample, host({1})},
+        // Inference only: identity, and the mask all true; inputs ratio and training_mode.
+        {"Dropout", 1, 3, 1, 2, 0, dtype_same_then_bool, shape_same_twice, host({1, 2})},
+        {"CastLike", 2, 2, 1, 1, 0, dtype_of_input1, shape_unary},
+        {"OneHot", 3, 3, 1, 1, 2, dtype_of_input2, shape_one_hot, host({1})},
+        {"Tile", 2, 2, 1, 1, 0, same, shape_tile, host({1})},
+        // Pad: data, pads, constant_value, axes.
+        {"Pad", 2, 4, 1, 1, 0, same, shape_pad, host({1, 3})},
+        {"DepthToSpace", 1, 1, 1, 1, 0, same, shape_depth_to_space},
+        {"SpaceToDepth", 1, 1, 1, 1, 0, same, shape_space_to_depth},
+        {"TopK", 2, 2, 2, 2, 0, dtype_same_then_i64, shape_top_k, host({1})},
+        {"Compress", 2, 2, 1, 1, 0, same, shape_compress, host({1})},
+        {"ReverseSequence", 2, 2, 1, 1, 0, same, shape_reverse_sequence},
+        {"NonZero", 1, 1, 1, 1, 0, dtype_i64, shape_nonzero, host({0})},
+    };
+}
 
 }  // namespace infer::detail

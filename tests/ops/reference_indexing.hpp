@@ -1,0 +1,41 @@
+#pragma once
+// Float64 references of the indexing family (reference_indexing.cpp), written from the ONNX
+// specification. Index-carrying inputs are RefTensors of integral values.
+#include "reference.hpp"
+
+#include <string>
+
+namespace ref {
+
+RefTensor gather_elements(const RefTensor& data, const RefTensor& indices, int64_t axis);
+RefTensor gather_nd(const RefTensor& data, const RefTensor& indices, int64_t batch_dims);
+// reduction: "none", "add", "mul", "max", "min"
+RefTensor scatter_elements(const RefTensor& data, const RefTensor& indices, const RefTensor& updates,
+                           int64_t axis, const std::string& reduction);
+RefTensor scatter_nd(const RefTensor& data, const RefTensor& indices, const RefTensor& updates,
+                     const std::string& reduction);
+RefTensor trilu(const RefTensor& x, bool upper, int64_t k);
+RefTensor eye_like(const infer::Shape& shape, int64_t k);
+RefTensor one_hot(const RefTensor& indices, int64_t depth, double off, double on, int64_t axis);
+RefTensor tile(const RefTensor& x, const Dims& repeats);
+// mode: "constant", "reflect", "edge"; pads: begins then ends for every axis.
+RefTensor pad(const RefTensor& x, const Dims& pads, const std::string& mode, double value);
+RefTensor depth_to_space(const RefTensor& x, int64_t block, bool crd);
+RefTensor space_to_depth(const RefTensor& x, int64_t block);
+std::vector<RefTensor> top_k(const RefTensor& x, int64_t k, int64_t axis, bool largest);
+RefTensor compress(const RefTensor& x, const std::vector<bool>& condition, bool has_axis, int64_t axis);
+RefTensor reverse_sequence(const RefTensor& x, const Dims& lengths, int64_t batch_axis, int64_t time_axis);
+RefTensor nonzero(const RefTensor& x);
+
+struct ResizeSpec {
+    std::string mode = "nearest";                      // nearest, linear, cubic
+    std::string coordinates = "half_pixel";
+    std::string nearest_mode = "round_prefer_floor";
+    double cubic_a = -0.75;
+    bool exclude_outside = false;
+};
+// scales per axis; out: the output shape.
+RefTensor resize(const RefTensor& x, const std::vector<double>& scales, const infer::Shape& out,
+                 const ResizeSpec& spec);
+
+}  // namespace ref
