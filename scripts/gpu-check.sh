@@ -3,9 +3,13 @@
 # scripts/offline-deps.sh) into a private prefix, builds infer for sm_90 into build-gpu/, runs
 # the cuda tests and the op tests on cuda, then compute-sanitizer's memcheck on the cuda test
 # programs. Logs go to $OUT when it is set (else build-gpu/logs); a summary is printed last.
+#   scripts/gpu-check.sh               build, cuda tests, op tests, memcheck
+#   scripts/gpu-check.sh conformance   build, then the ONNX node tests through infer-run on cuda
+#                                      (writes the passing names to expected_pass_cuda.txt in logs)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+mode=${1:-tests}
 logs=${OUT:-build-gpu/logs}
 mkdir -p "$logs"
 prefix=${INFER_DEPS_PREFIX:-/tmp/infer-deps}
@@ -37,6 +41,7 @@ cat "$logs/gpu-info.log"
 # Only what the checks below run: the rest of the tree (tools, examples) is CPU work. The op
 # tests are built separately, so that a broken op case cannot stop the CUDA tests from running.
 targets=(cuda_transfer_tests cuda_device_tests cuda_graph_tests)
+[[ $mode == conformance ]] && targets=(infer-run onnx_conformance)
 start=$SECONDS
 if ! { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
          -DCMAKE_CUDA_ARCHITECTURES=90 -DProtobuf_ROOT="$prefix/usr" -DBLA_VENDOR=OpenBLAS \
@@ -46,6 +51,16 @@ if ! { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
   tail -n 60 "$logs/build.log"
   echo "gpu-check: build FAILED after $((SECONDS - start)) s (log: $logs/build.log)"
   exit 1
+fi
+if [[ $mode == conformance ]]; then
+  echo "gpu-check: built in $((SECONDS - start)) s"
+  timeout 540 build-gpu/bin/onnx_conformance --tests "$prefix/usr/share/libonnx-testdata/data/node" \
+    --infer-run build-gpu/bin/infer-run --device cuda --expected "$logs/expected_pass_cuda.txt" \
+    --work /tmp/infer-conformance --update >"$logs/conformance-cuda.log" 2>&1
+  status=$?
+  grep -E "^FAIL" "$logs/conformance-cuda.log" | head -n 30
+  grep -E "ONNX node tests on|wrote" "$logs/conformance-cuda.log"
+  exit $status
 fi
 op_tests=true
 if ! cmake --build build-gpu --parallel "$jobs" --target op_tests >>"$logs/build.log" 2>&1; then
@@ -57,7 +72,7 @@ fi
 echo "gpu-check: built in $((SECONDS - start)) s"
 
 # The cuda-labelled tests except the op tests, which run next with their full summary.
-ctest --test-dir build-gpu -L cuda -E '^op_tests' --output-on-failure >"$logs/ctest-cuda.log" 2>&1 ||
+ctest --test-dir build-gpu -L cuda -E '^(op_tests|onnx_conformance|e2e)' --output-on-failure >"$logs/ctest-cuda.log" 2>&1 ||
   status=1
 if $op_tests; then
   timeout 300 build-gpu/bin/op_tests --backends=cuda >"$logs/op-tests-cuda.log" 2>&1 || status=1

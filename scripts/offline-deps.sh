@@ -11,7 +11,7 @@ packages=(
   libeigen3-dev
   libopenblas-dev libopenblas0-pthread libopenblas-pthread-dev libopenblas0 libgfortran5
   libspdlog-dev libspdlog1.10 libfmt-dev libfmt9
-  catch2
+  catch2 libonnx-testdata
   libprotobuf-dev libprotobuf32 protobuf-compiler libprotoc32
   libonnx-dev libonnx1 libonnxifi
   libcli11-dev nlohmann-json3-dev
