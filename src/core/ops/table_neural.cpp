@@ -1,9 +1,41 @@
-// The op table's neural-network layers family: schemas and shape functions.
+// The op table's neural-network layers family: schemas (shape functions in shapes_neural.cpp).
 #include "core/ops/op_schema.hpp"
 #include "core/ops/shape_functions.hpp"
+#include "core/ops/shapes_neural.hpp"
 
 namespace infer::detail {
 
-std::vector<OpSchema> neural_op_schemas() { return {}; }
+std::vector<OpSchema> neural_op_schemas() {
+    const auto same = dtype_same_as_kernel_input;
+    const uint32_t size_on_host = 1u;  // window functions: input 0, the size, shapes the output
+    return {
+        // name, inputs min/max, outputs min/max, kernel dtype input, dtype rule, shapes,
+        // host inputs
+        {"SoftmaxCrossEntropyLoss", 2, 3, 1, 2, 0, same, shape_nll_loss},
+        {"NegativeLogLikelihoodLoss", 2, 3, 1, 1, 0, same, shape_nll_loss},
+
+        {"ConvTranspose", 2, 3, 1, 1, 0, same, shape_conv_transpose},
+        {"InstanceNormalization", 3, 3, 1, 1, 0, same, shape_instance_norm},
+        {"LRN", 1, 1, 1, 1, 0, same, shape_unary},
+        {"MeanVarianceNormalization", 1, 1, 1, 1, 0, same, shape_unary},
+        {"GlobalMaxPool", 1, 1, 1, 1, 0, same, shape_global_pool},
+
+        {"QuantizeLinear", 2, 3, 1, 1, 0, dtype_quantized, shape_quantize},
+        {"DequantizeLinear", 2, 3, 1, 1, 0, dtype_of_scale, shape_quantize},
+        {"DynamicQuantizeLinear", 1, 1, 3, 3, 0, dtype_dynamic_quantize, shape_dynamic_quantize},
+        {"MatMulInteger", 2, 4, 1, 1, 0, dtype_i32, shape_matmul_integer},
+        {"ConvInteger", 2, 4, 1, 1, 0, dtype_i32, shape_conv_integer},
+        {"QLinearMatMul", 8, 8, 1, 1, 0, dtype_of_input7, shape_qlinear_matmul},
+        {"QLinearConv", 8, 9, 1, 1, 0, dtype_of_input7, shape_qlinear_conv},
+
+        {"HannWindow", 1, 1, 1, 1, 0, dtype_of_output_datatype, shape_window, size_on_host},
+        {"HammingWindow", 1, 1, 1, 1, 0, dtype_of_output_datatype, shape_window, size_on_host},
+        {"BlackmanWindow", 1, 1, 1, 1, 0, dtype_of_output_datatype, shape_window, size_on_host},
+
+        {"RNN", 3, 6, 1, 2, 0, same, shape_recurrent},
+        {"GRU", 3, 6, 1, 2, 0, same, shape_recurrent},
+        {"LSTM", 3, 8, 1, 3, 0, same, shape_recurrent},
+    };
+}
 
 }  // namespace infer::detail

@@ -1,0 +1,17 @@
+#pragma once
+// The neural family's kernel files, each with its registration function; neural_family.cpp
+// calls them all.
+#include <infer/backend.hpp>
+
+namespace infer::cpu {
+
+void register_loss_kernels(KernelRegistry& registry);            // SoftmaxCrossEntropy, NLL
+void register_conv_transpose_kernels(KernelRegistry& registry);  // ConvTranspose
+void register_channel_norm_kernels(KernelRegistry& registry);    // InstanceNorm, LRN, MVN, ...
+void register_quantize_kernels(KernelRegistry& registry);        // (De)QuantizeLinear, Dynamic...
+void register_integer_matmul_kernels(KernelRegistry& registry);  // MatMulInteger, QLinearMatMul
+void register_integer_conv_kernels(KernelRegistry& registry);    // ConvInteger, QLinearConv
+void register_window_kernels(KernelRegistry& registry);          // Hann/Hamming/BlackmanWindow
+void register_recurrent_kernels(KernelRegistry& registry);       // RNN, GRU, LSTM
+
+}  // namespace infer::cpu

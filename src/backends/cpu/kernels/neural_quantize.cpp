@@ -1,0 +1,104 @@
+// QuantizeLinear, DequantizeLinear (per tensor or per axis) and DynamicQuantizeLinear between
+// f32 and u8/i8 (and i32 for dequantization). Rounding is to nearest, ties to even, as ONNX asks.
+#include "backends/cpu/kernels/half_boundary.hpp"
+#include "backends/cpu/kernels/kernel_util.hpp"
+#include "backends/cpu/kernels/neural_kernels.hpp"
+#include "backends/cpu/kernels/parallel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace infer::cpu {
+
+namespace {
+
+// Which scale/zero point element serves flat index i: all share one, or one per slice of `axis`.
+struct AxisMap {
+    int64_t inner = 1, extent = 1;
+    int64_t operator()(int64_t i) const { return i / inner % extent; }
+};
+
+AxisMap axis_map(const KernelContext& ctx, const Tensor& x, const Tensor& scale) {
+    if (scale.numel() == 1) return {x.numel() > 0 ? x.numel() : 1, 1};
+    const size_t axis = x.shape().normalize_axis(ctx.attrs().get_int("axis", 1));
+    return {product(x.shape().dims(), axis + 1, x.rank()), x.shape()[axis]};
+}
+
+template <class Q>
+Q saturate(double v) {
+    return static_cast<Q>(std::clamp(v, double(std::numeric_limits<Q>::min()), double(std::numeric_limits<Q>::max())));
+}
+
+template <class Q>
+void quantize(const KernelContext& ctx, Tensor& y) {
+    const Tensor& x = ctx.input(0);
+    const AxisMap map = axis_map(ctx, x, ctx.input(1));
+    const float* px = x.data<float>();
+    const float* scale = ctx.input(1).data<float>();
+    const Q* zero = ctx.has_input(2) ? ctx.input(2).data<Q>() : nullptr;
+    Q* py = y.data<Q>();
+    parallel_for(x.numel(), 16384, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            const int64_t k = map(i);
+            py[i] = saturate<Q>(std::nearbyint(px[i] / scale[k]) + (zero ? zero[k] : 0));
+        }
+    });
+}
+
+void quantize_kernel(KernelContext& ctx) {
+    Tensor& y = ctx.output(0);
+    if (y.dtype() == DType::u8) quantize<uint8_t>(ctx, y);
+    else if (y.dtype() == DType::i8) quantize<int8_t>(ctx, y);
+    else unsupported(ctx, "quantizing to " + std::string(dtype_name(y.dtype())));
+}
+
+template <class Q>
+void dequantize(KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    if (ctx.input(1).dtype() != DType::f32)  // f16/bf16 arrive as f32 through the boundary
+        unsupported(ctx, "scale of dtype " + std::string(dtype_name(ctx.input(1).dtype())));
+    const AxisMap map = axis_map(ctx, x, ctx.input(1));
+    if (ctx.has_input(2) && ctx.input(2).dtype() != x.dtype())
+        invalid_argument(ctx, "zero point and input differ in dtype");
+    const Q* px = x.data<Q>();
+    const float* scale = ctx.input(1).data<float>();
+    const Q* zero = ctx.has_input(2) ? ctx.input(2).data<Q>() : nullptr;
+    float* py = ctx.output(0).data<float>();
+    parallel_for(x.numel(), 16384, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            const int64_t k = map(i);
+            py[i] = static_cast<float>((static_cast<double>(px[i]) - (zero ? zero[k] : 0)) * scale[k]);
+        }
+    });
+}
+
+// Scale and zero point from the data's range widened to include 0, then QuantizeLinear to u8.
+void dynamic_quantize_kernel(KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    const float* px = x.data<float>();
+    float low = 0, high = 0;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+        low = std::min(low, px[i]);
+        high = std::max(high, px[i]);
+    }
+    const float scale = (high - low) / 255.0f;
+    const uint8_t zero = scale == 0 ? 0 : saturate<uint8_t>(std::nearbyint(-low / scale));
+    uint8_t* py = ctx.output(0).data<uint8_t>();
+    for (int64_t i = 0; i < x.numel(); ++i)
+        py[i] = scale == 0 ? zero : saturate<uint8_t>(std::nearbyint(px[i] / scale) + zero);
+    *ctx.output(1).data<float>() = scale;
+    *ctx.output(2).data<uint8_t>() = zero;
+}
+
+}  // namespace
+
+void register_quantize_kernels(KernelRegistry& r) {
+    add_floating(r, "QuantizeLinear", quantize_kernel);
+    r.add("DequantizeLinear", DType::u8, with_f32_compute(dequantize<uint8_t>));
+    r.add("DequantizeLinear", DType::i8, with_f32_compute(dequantize<int8_t>));
+    r.add("DequantizeLinear", DType::i32, with_f32_compute(dequantize<int32_t>));
+    add_floating(r, "DynamicQuantizeLinear", dynamic_quantize_kernel);
+}
+
+}  // namespace infer::cpu

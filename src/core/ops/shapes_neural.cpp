@@ -1,0 +1,253 @@
+// Shapes of the neural-network layers family: losses, transposed and quantized convolutions,
+// quantization, window generators and recurrent layers.
+#include "core/ops/shapes_neural.hpp"
+
+#include "core/ops/shape_functions.hpp"
+
+#include <string>
+
+namespace infer::detail {
+
+namespace {
+
+[[noreturn]] void unsupported(const InferenceContext& ctx, const std::string& what) {
+    throw Unsupported("node '" + ctx.node().name + "' (" + ctx.node().op + "): " + what);
+}
+
+int64_t floor_half(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
+
+// Broadcast batch dims and [M, K] x [K, N] for inputs a and b, as MatMul.
+Shape matmul_of(const InferenceContext& ctx, size_t ia, size_t ib) {
+    Shape a = ctx.shape(ia), b = ctx.shape(ib);
+    if (a.rank() == 0 || b.rank() == 0) ctx.fail("matrix inputs must have rank >= 1");
+    const bool a_vector = a.rank() == 1, b_vector = b.rank() == 1;
+    if (a_vector) a = Shape({1, a[0]});
+    if (b_vector) b = Shape({b[0], 1});
+    const int64_t ka = a[a.rank() - 1], kb = b[b.rank() - 2];
+    if (ka != kDynamic && kb != kDynamic && ka != kb)
+        ctx.fail("inner dimensions differ: " + ctx.shape(ia).to_string() + " x " +
+                 ctx.shape(ib).to_string());
+    Shape batch;
+    try {
+        batch = Shape::broadcast(Shape(std::vector<int64_t>(a.dims().begin(), a.dims().end() - 2)),
+                                 Shape(std::vector<int64_t>(b.dims().begin(), b.dims().end() - 2)));
+    } catch (const InvalidArgument& e) {
+        ctx.fail(e.what());
+    }
+    std::vector<int64_t> dims = batch.dims();
+    if (!a_vector) dims.push_back(a[a.rank() - 2]);
+    if (!b_vector) dims.push_back(b[b.rank() - 1]);
+    return Shape(dims);
+}
+
+// Conv-like output [N, out_channels, spatial...] of input x and weights w.
+Shape conv_of(const InferenceContext& ctx, size_t ix, size_t iw) {
+    const Shape& x = ctx.shape(ix);
+    const Shape& w = ctx.shape(iw);
+    if (x.rank() < 3 || w.rank() != x.rank())
+        ctx.fail("input " + x.to_string() + " and weights " + w.to_string() +
+                 " must be [N, C, spatial...] and [M, C/group, kernel...]");
+    const int64_t group = ctx.attrs().get_int("group", 1);
+    if (group < 1) ctx.fail("group must be positive");
+    if (x[1] != kDynamic && w[1] != kDynamic && w[1] * group != x[1])
+        ctx.fail("input channels differ from weights' x group");
+    const size_t spatial = x.rank() - 2;
+    std::vector<int64_t> dims{x[0], w[0]};
+    try {
+        const WindowParams p = read_window_params(
+            ctx.attrs(), spatial, std::vector<int64_t>(w.dims().begin() + 2, w.dims().end()));
+        for (const WindowGeometry& g :
+             window_geometry(p, std::vector<int64_t>(x.dims().begin() + 2, x.dims().end())))
+            dims.push_back(g.out);
+    } catch (const ModelError& e) {
+        ctx.fail(e.what());
+    }
+    return Shape(dims);
+}
+
+}  // namespace
+
+DType dtype_of_output_datatype(const InferenceContext& ctx, size_t) {
+    return dtype_from_onnx(ctx.attrs().get_int("output_datatype", 1));
+}
+DType dtype_quantized(const InferenceContext& ctx, size_t) {
+    return ctx.has_input(2) ? ctx.dtype(2) : DType::u8;
+}
+DType dtype_of_scale(const InferenceContext& ctx, size_t) { return ctx.dtype(1); }
+DType dtype_dynamic_quantize(const InferenceContext&, size_t output) {
+    return output == 1 ? DType::f32 : DType::u8;
+}
+DType dtype_i32(const InferenceContext&, size_t) { return DType::i32; }
+DType dtype_of_input7(const InferenceContext& ctx, size_t) { return ctx.dtype(7); }
+
+std::vector<Shape> shape_nll_loss(const InferenceContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    const Shape& target = ctx.shape(1);
+    if (x.rank() < 2) ctx.fail("input must be [N, C, d...], got " + x.to_string());
+    if (target.rank() + 1 != x.rank())
+        ctx.fail("target " + target.to_string() + " must be input " + x.to_string() +
+                 " without its class axis");
+    if (ctx.dtype(1) != DType::i64 && ctx.dtype(1) != DType::i32)
+        ctx.fail("target must be i32 or i64");
+    if (ctx.has_input(2) && ctx.shape(2).rank() != 1) ctx.fail("weight must be [C]");
+    const std::string reduction = ctx.attrs().get_string("reduction", "mean");
+    if (reduction != "none" && reduction != "sum" && reduction != "mean")
+        ctx.fail("unknown reduction '" + reduction + "'");
+    std::vector<Shape> out{reduction == "none" ? target : Shape{}};
+    if (ctx.node().outputs.size() > 1) out.push_back(x);
+    return out;
+}
+
+std::vector<TransposedAxis> conv_transpose_geometry(const Attributes& attrs,
+                                                    const std::vector<int64_t>& input,
+                                                    const std::vector<int64_t>& kernel) {
+    const size_t n = input.size();
+    const std::vector<int64_t> k = attrs.get_ints("kernel_shape", kernel);
+    const std::vector<int64_t> strides = attrs.get_ints("strides", std::vector<int64_t>(n, 1));
+    const std::vector<int64_t> dilations = attrs.get_ints("dilations", std::vector<int64_t>(n, 1));
+    const std::vector<int64_t> pads = attrs.get_ints("pads", std::vector<int64_t>(2 * n, 0));
+    const std::vector<int64_t> extra = attrs.get_ints("output_padding", std::vector<int64_t>(n, 0));
+    std::vector<int64_t> shape = attrs.get_ints("output_shape", {});
+    if (shape.size() == n + 2) shape.erase(shape.begin(), shape.begin() + 2);  // [N, C, ...] given
+    const std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
+    if (k.size() != n || strides.size() != n || dilations.size() != n || pads.size() != 2 * n ||
+        extra.size() != n || (!shape.empty() && shape.size() != n))
+        throw ModelError("kernel_shape, strides, dilations, pads, output_padding and output_shape "
+                         "must cover " + std::to_string(n) + " spatial axes");
+    if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
+        auto_pad != "SAME_LOWER")
+        throw ModelError("unknown auto_pad '" + auto_pad + "'");
+    std::vector<TransposedAxis> axes(n);
+    for (size_t i = 0; i < n; ++i) {
+        if (k[i] < 1 || strides[i] < 1 || dilations[i] < 1)
+            throw ModelError("kernel_shape, strides and dilations must be positive");
+        if (kernel[i] != kDynamic && k[i] != kernel[i])
+            throw ModelError("kernel_shape differs from the weights");
+        TransposedAxis& a = axes[i];
+        a = {input[i], k[i], strides[i], dilations[i], 0, kDynamic};
+        if (input[i] == kDynamic) {
+            if (!shape.empty()) a.out = shape[i];
+            continue;
+        }
+        // The extent every input element's window reaches, before padding is cut away.
+        const int64_t full = strides[i] * (input[i] - 1) + extra[i] + (k[i] - 1) * dilations[i] + 1;
+        const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+        if (!shape.empty() || same) {
+            a.out = shape.empty() ? input[i] * strides[i] : shape[i];
+            // Negative totals (a requested output beyond `full`) leave zeros at the end.
+            const int64_t total = full - a.out;
+            a.pad_begin = auto_pad == "SAME_UPPER" ? floor_half(total) : total - floor_half(total);
+        } else {
+            const bool valid = auto_pad == "VALID";
+            a.pad_begin = valid ? 0 : pads[i];
+            a.out = full - (valid ? 0 : pads[i] + pads[n + i]);
+        }
+        if (a.out < 0) throw ModelError("negative output extent");
+    }
+    return axes;
+}
+
+std::vector<Shape> shape_conv_transpose(const InferenceContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    const Shape& w = ctx.shape(1);
+    if (x.rank() < 3 || w.rank() != x.rank())
+        ctx.fail("input " + x.to_string() + " and weights " + w.to_string() +
+                 " must be [N, C, spatial...] and [C, M/group, kernel...]");
+    const int64_t group = ctx.attrs().get_int("group", 1);
+    if (group < 1) ctx.fail("group must be positive");
+    if (x[1] != kDynamic && w[0] != kDynamic && x[1] != w[0])
+        ctx.fail("input has " + std::to_string(x[1]) + " channels, weights " + w.to_string());
+    if (w[0] != kDynamic && w[0] % group != 0) ctx.fail("channels not divisible by group");
+    const int64_t out_channels = w[1] == kDynamic ? kDynamic : w[1] * group;
+    if (ctx.has_input(2) && ctx.shape(2).rank() != 1) ctx.fail("bias must be [M]");
+    std::vector<int64_t> dims{x[0], out_channels};
+    try {
+        for (const TransposedAxis& a :
+             conv_transpose_geometry(ctx.attrs(),
+                                     std::vector<int64_t>(x.dims().begin() + 2, x.dims().end()),
+                                     std::vector<int64_t>(w.dims().begin() + 2, w.dims().end())))
+            dims.push_back(a.out);
+    } catch (const ModelError& e) {
+        ctx.fail(e.what());
+    }
+    return {Shape(dims)};
+}
+
+std::vector<Shape> shape_conv_integer(const InferenceContext& ctx) { return {conv_of(ctx, 0, 1)}; }
+
+std::vector<Shape> shape_qlinear_conv(const InferenceContext& ctx) { return {conv_of(ctx, 0, 3)}; }
+
+std::vector<Shape> shape_quantize(const InferenceContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    const Shape& scale = ctx.shape(1);
+    if (scale.rank() > 1) ctx.fail("scale must be a scalar or 1-D, got " + scale.to_string());
+    if (ctx.has_input(2) && ctx.shape(2).rank() != scale.rank())
+        ctx.fail("zero point and scale differ in rank");
+    if (scale.rank() == 1 && scale[0] != 1) {
+        if (x.rank() == 0) ctx.fail("per-axis scale needs an input of rank >= 1");
+        int64_t axis = ctx.attrs().get_int("axis", 1);
+        if (axis < 0) axis += static_cast<int64_t>(x.rank());
+        if (axis < 0 || axis >= static_cast<int64_t>(x.rank())) ctx.fail("axis out of range");
+        const int64_t extent = x[static_cast<size_t>(axis)];
+        if (extent != kDynamic && scale[0] != kDynamic && extent != scale[0])
+            ctx.fail("scale " + scale.to_string() + " must match axis " + std::to_string(axis));
+    }
+    return {x};
+}
+
+std::vector<Shape> shape_dynamic_quantize(const InferenceContext& ctx) {
+    return {ctx.shape(0), Shape{}, Shape{}};
+}
+
+std::vector<Shape> shape_matmul_integer(const InferenceContext& ctx) {
+    for (size_t i : {2, 3})
+        if (ctx.has_input(i) && ctx.shape(i).numel() != 1)
+            unsupported(ctx, "per-row or per-column zero points are not supported");
+    return {matmul_of(ctx, 0, 1)};
+}
+
+std::vector<Shape> shape_qlinear_matmul(const InferenceContext& ctx) {
+    for (size_t i : {1, 2, 4, 5, 6, 7})
+        if (ctx.shape(i).numel() != 1)
+            unsupported(ctx, "per-axis scales and zero points are not supported");
+    return {matmul_of(ctx, 0, 3)};
+}
+
+std::vector<Shape> shape_window(const InferenceContext& ctx) {
+    if (ctx.shape(0).numel() != 1) ctx.fail("size must be a scalar");
+    const int64_t size = ctx.ints(0).at(0);
+    if (size < 0) ctx.fail("size must not be negative");
+    return {Shape{size}};
+}
+
+std::vector<Shape> shape_recurrent(const InferenceContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    const Shape& r = ctx.shape(2);
+    if (x.rank() != 3) ctx.fail("X must have rank 3, got " + x.to_string());
+    if (r.rank() != 3) ctx.fail("R must have rank 3, got " + r.to_string());
+    const std::string direction = ctx.attrs().get_string("direction", "forward");
+    if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
+        ctx.fail("unknown direction '" + direction + "'");
+    const int64_t dirs = direction == "bidirectional" ? 2 : 1;
+    const int64_t hidden = ctx.attrs().get_int("hidden_size", r[2]);
+    const int64_t layout = ctx.attrs().get_int("layout", 0);
+    if (layout != 0 && layout != 1) ctx.fail("layout must be 0 or 1");
+    const int64_t seq = layout == 0 ? x[0] : x[1], batch = layout == 0 ? x[1] : x[0];
+    std::vector<Shape> out;
+    out.push_back(layout == 0 ? Shape{seq, dirs, batch, hidden} : Shape{batch, seq, dirs, hidden});
+    const Shape state = layout == 0 ? Shape{dirs, batch, hidden} : Shape{batch, dirs, hidden};
+    while (out.size() < ctx.node().outputs.size()) out.push_back(state);
+    return out;
+}
+
+std::vector<Shape> shape_instance_norm(const InferenceContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    if (x.rank() < 3) ctx.fail("input must be [N, C, spatial...], got " + x.to_string());
+    for (size_t i : {1, 2})
+        if (ctx.shape(i).rank() != 1 ||
+            (x[1] != kDynamic && ctx.shape(i)[0] != kDynamic && ctx.shape(i)[0] != x[1]))
+            ctx.fail("input " + std::to_string(i) + " must be [C]");
+    return {x};
+}
+
+}  // namespace infer::detail

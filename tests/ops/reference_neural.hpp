@@ -1,0 +1,63 @@
+#pragma once
+// Float64 references of the neural-network layers family (table_neural.cpp), from the ONNX
+// specification.
+#include "reference.hpp"
+
+#include <optional>
+#include <string>
+
+namespace ref {
+
+// Losses over [N, C, d...] with targets [N, d...]; `input` of nll_loss is log-probabilities.
+RefTensor nll_loss(const RefTensor& input, const RefTensor& target, const RefTensor* weight,
+                   const std::string& reduction, std::optional<int64_t> ignore_index);
+// {loss, log_prob}
+std::vector<RefTensor> softmax_cross_entropy(const RefTensor& scores, const RefTensor& target,
+                                             const RefTensor* weight, const std::string& reduction,
+                                             std::optional<int64_t> ignore_index);
+
+struct TransposedWindow {
+    Dims strides, dilations, pads, output_padding;  // explicit pads: begins then ends
+    int64_t group = 1;
+};
+RefTensor conv_transpose(const RefTensor& x, const RefTensor& w, const RefTensor* bias,
+                         const TransposedWindow& window);
+
+RefTensor instance_norm(const RefTensor& x, const RefTensor& scale, const RefTensor& bias,
+                        double epsilon);
+RefTensor lrn(const RefTensor& x, int64_t size, double alpha, double beta, double bias);
+RefTensor mean_variance_norm(const RefTensor& x, const Dims& axes);
+RefTensor global_max_pool(const RefTensor& x);
+
+// Per tensor (scale of one element) or per `axis`; results saturate to [lo, hi].
+RefTensor quantize(const RefTensor& x, const RefTensor& scale, const RefTensor& zero,
+                   int64_t axis, double lo, double hi);
+RefTensor dequantize(const RefTensor& x, const RefTensor& scale, const RefTensor& zero,
+                     int64_t axis);
+std::vector<RefTensor> dynamic_quantize(const RefTensor& x);
+// (a - a_zero) x (b - b_zero) for scalar zero points, as MatMul.
+RefTensor matmul_integer(const RefTensor& a, const RefTensor& b, double a_zero, double b_zero);
+// Conv of (x - x_zero) and (w - w_zero[m]) with explicit pads, no groups.
+RefTensor conv_integer(const RefTensor& x, const RefTensor& w, double x_zero,
+                       const RefTensor& w_zero, const Dims& pads, const Dims& strides);
+// round(acc * multiplier[m] + zero) saturated, per output channel m (axis 1) or all (size 1).
+RefTensor requantize(const RefTensor& acc, const std::vector<double>& multiplier, double zero,
+                     double lo, double hi);
+
+enum class WindowKind { hann, hamming, blackman };
+RefTensor window(WindowKind kind, int64_t size, bool periodic);
+
+// RNN (gates 1), GRU (3) and LSTM (4) with default activations, layout 0. Inputs as ONNX
+// orders them; absent ones are nullptr. Returns Y, Y_h (and Y_c for LSTM).
+struct RecurrentSpec {
+    int gates;
+    std::string direction = "forward";
+    bool linear_before_reset = false;
+    std::optional<double> clip;
+};
+std::vector<RefTensor> recurrent(const RecurrentSpec& spec, const RefTensor& x, const RefTensor& w,
+                                 const RefTensor& r, const RefTensor* b, const RefTensor* lengths,
+                                 const RefTensor* initial_h, const RefTensor* initial_c,
+                                 const RefTensor* peepholes);
+
+}  // namespace ref
