@@ -1,9 +1,56 @@
-// The op table's math family: schemas and shape functions.
+// The op table's math family: normalizations along an axis, arg- and extra reductions,
+// variadic and logical elementwise ops, trigonometry, rounding, activations, CumSum, Size and
+// Einsum. Shape functions live in shapes_math.cpp.
 #include "core/ops/op_schema.hpp"
-#include "core/ops/shape_functions.hpp"
+#include "core/ops/shapes_math.hpp"
 
 namespace infer::detail {
 
-std::vector<OpSchema> math_op_schemas() { return {}; }
+namespace {
+constexpr int kVariadic = -1;
+constexpr uint32_t kHostInput1 = 1u << 1;  // axes or axis: values that shape the output
+}  // namespace
+
+std::vector<OpSchema> math_op_schemas() {
+    const auto same = dtype_same_as_kernel_input;
+    std::vector<OpSchema> table{
+        // name, inputs min/max, outputs min/max, kernel dtype input, dtype rule, shapes,
+        // host inputs
+        {"LogSoftmax", 1, 1, 1, 1, 0, same, shape_along_axis},
+        {"Hardmax", 1, 1, 1, 1, 0, same, shape_along_axis},
+        {"ArgMax", 1, 1, 1, 1, 0, dtype_i64, shape_arg_reduce},
+        {"ArgMin", 1, 1, 1, 1, 0, dtype_i64, shape_arg_reduce},
+
+        {"Min", 1, kVariadic, 1, 1, 0, same, shape_broadcast},
+        {"Max", 1, kVariadic, 1, 1, 0, same, shape_broadcast},
+        {"Sum", 1, kVariadic, 1, 1, 0, same, shape_broadcast},
+        {"Mean", 1, kVariadic, 1, 1, 0, same, shape_broadcast},
+        {"Mod", 2, 2, 1, 1, 0, same, shape_mod},
+        {"Clip", 1, 3, 1, 1, 0, same, shape_clip},
+        {"PRelu", 2, 2, 1, 1, 0, same, shape_prelu},
+        {"And", 2, 2, 1, 1, 0, dtype_bool, shape_broadcast},
+        {"Or", 2, 2, 1, 1, 0, dtype_bool, shape_broadcast},
+        {"Xor", 2, 2, 1, 1, 0, dtype_bool, shape_broadcast},
+        {"GreaterOrEqual", 2, 2, 1, 1, 0, dtype_bool, shape_broadcast},
+        {"LessOrEqual", 2, 2, 1, 1, 0, dtype_bool, shape_broadcast},
+
+        {"IsInf", 1, 1, 1, 1, 0, dtype_bool, shape_unary},
+        {"IsNaN", 1, 1, 1, 1, 0, dtype_bool, shape_unary},
+
+        {"CumSum", 2, 2, 1, 1, 0, same, shape_cumsum, kHostInput1},
+        {"Size", 1, 1, 1, 1, 0, dtype_i64, shape_size},
+        {"Einsum", 1, kVariadic, 1, 1, 0, same, shape_einsum},
+    };
+    for (const char* reduction : {"ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceLogSumExp",
+                                  "ReduceLogSum", "ReduceL1", "ReduceL2"})
+        table.push_back({reduction, 1, 2, 1, 1, 0, same, shape_math_reduce, kHostInput1});
+    // Elementwise maps that keep their input's shape and dtype.
+    for (const char* unary :
+         {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
+          "Floor", "Ceil", "Round", "Sign", "LeakyRelu", "Elu", "Selu", "Celu", "ThresholdedRelu",
+          "HardSigmoid", "HardSwish", "Softplus", "Softsign", "Shrink", "Mish"})
+        table.push_back({unary, 1, 1, 1, 1, 0, same, shape_unary});
+    return table;
+}
 
 }  // namespace infer::detail
