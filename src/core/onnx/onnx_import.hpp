@@ -11,7 +11,7 @@ namespace infer::detail {
 
 // The newest default-domain opset infer reads; older ones are adapted (opset_adapter.cpp).
 inline constexpr int64_t kNewestOpset = 21;
-inline constexpr int64_t kOldestOpset = 7;
+inline constexpr int64_t kOldestOpset = 1;
 
 // `base_dir` resolves external weight files; `what` names the model in messages.
 std::shared_ptr<GraphIR> import_onnx(const onnx::ModelProto& model, const std::string& base_dir,

@@ -120,7 +120,20 @@ void adapt_coerced_softmax(ImportBuilder& b, ImportedNode node) {
 
 void adapt_node(ImportBuilder& b, ImportedNode node, int64_t opset) {
     const std::string& op = node.op;
-    if ((op == "Squeeze" || op == "Unsqueeze") && opset < 13) {
+    if (opset < 7) {
+        // Opsets 1 to 6: `consumed_inputs` was an in-place hint without meaning for inference;
+        // the old explicit broadcasting of binary ops (broadcast/axis) is not adapted.
+        if (node.attributes.has("broadcast") && node.attributes.get_int("broadcast") != 0)
+            throw Unsupported(b.what() + ": node '" + node.name + "' (" + op +
+                              "): opset-" + std::to_string(opset) + " explicit broadcasting is not supported");
+        Attributes kept;
+        for (const auto& [name, value] : node.attributes.all())
+            if (name != "consumed_inputs" && name != "broadcast") kept.set(name, value);
+        node.attributes = std::move(kept);
+    }
+    if (op == "Reshape" && opset < 5) {
+        attribute_to_input(b, node, "shape", 1);
+    } else if ((op == "Squeeze" || op == "Unsqueeze") && opset < 13) {
         attribute_to_input(b, node, "axes", 1);
     } else if (op == "ReduceSum" && opset < 13) {
         attribute_to_input(b, node, "axes", 1);
