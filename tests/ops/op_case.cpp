@@ -1,6 +1,8 @@
 // Helpers shared by the case tables, and the table of all cases.
 #include "op_case.hpp"
 
+#include "core/ops/op_schema.hpp"
+
 namespace ops {
 
 BuildFn node(const std::string& op, infer::Attributes attributes, std::vector<Operand> operands, size_t outputs) {
@@ -16,20 +18,7 @@ BuildFn node(const std::string& op, infer::Attributes attributes, std::vector<Op
     };
 }
 
-int64_t onnx_type(DType type) {
-    switch (type) {
-        case DType::f32: return 1;
-        case DType::u8: return 2;
-        case DType::i8: return 3;
-        case DType::i32: return 6;
-        case DType::i64: return 7;
-        case DType::boolean: return 9;
-        case DType::f16: return 10;
-        case DType::bf16: return 16;
-        case DType::f64: return 11;
-    }
-    return 0;
-}
+int64_t onnx_type(DType type) { return infer::detail::dtype_to_onnx(type); }
 
 const std::vector<Case>& all_cases() {
     static const std::vector<Case> cases = [] {

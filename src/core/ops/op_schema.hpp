@@ -7,7 +7,9 @@
 #include <infer/attributes.hpp>
 #include <infer/error.hpp>
 
+#include <cstdint>
 #include <exception>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +49,13 @@ private:
 
 using ShapeFunction = std::vector<Shape> (*)(const InferenceContext&);
 using DTypeFunction = DType (*)(const InferenceContext&, size_t output);
+
+// The host_inputs mask of the given input positions: host_inputs({1, 2}).
+constexpr uint32_t host_inputs_mask(std::initializer_list<int> inputs) {
+    uint32_t mask = 0;
+    for (int i : inputs) mask |= 1u << i;
+    return mask;
+}
 
 struct OpSchema {
     std::string_view name;

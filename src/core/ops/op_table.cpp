@@ -11,11 +11,7 @@ namespace infer::detail {
 namespace {
 constexpr int kVariadic = -1;
 
-constexpr uint32_t host(std::initializer_list<int> inputs) {
-    uint32_t mask = 0;
-    for (int i : inputs) mask |= 1u << i;
-    return mask;
-}
+constexpr uint32_t host(std::initializer_list<int> inputs) { return host_inputs_mask(inputs); }
 
 std::vector<OpSchema> make_table() {
     const auto same = dtype_same_as_kernel_input;

@@ -6,11 +6,7 @@
 namespace infer::detail {
 
 namespace {
-constexpr uint32_t host(std::initializer_list<int> inputs) {
-    uint32_t mask = 0;
-    for (int i : inputs) mask |= 1u << i;
-    return mask;
-}
+constexpr uint32_t host(std::initializer_list<int> inputs) { return host_inputs_mask(inputs); }
 
 std::vector<Shape> shape_matrix_like(const InferenceContext& ctx) {
     if (ctx.shape(0).rank() < 2) ctx.fail("input must have rank >= 2");
