@@ -20,7 +20,9 @@ void broadcast_binary(const T* a, const Shape& a_shape, const T* b, const Shape&
                       const Shape& out_shape, Op op) {
     const auto rows = StridedRows<2>::broadcast(out_shape, {&a_shape, &b_shape});
     const int64_t n = rows.row_length();
-    const auto [sa, sb] = rows.inner_strides();
+    // Plain variables, not a structured binding: clang before 16 cannot capture bindings.
+    const auto strides = rows.inner_strides();
+    const int64_t sa = strides[0], sb = strides[1];
     parallel_for(rows.rows(), grain_for(n), [&](int64_t begin, int64_t end) {
         rows.for_rows(begin, end, [&](int64_t o, const StridedRows<2>::Offsets& in) {
             const T* x = a + in[0];
@@ -99,7 +101,8 @@ void where_words(const uint8_t* cond, const Shape& c_shape, const Word* x, const
                  const Word* y, const Shape& y_shape, Word* out, const Shape& out_shape) {
     const auto rows = StridedRows<3>::broadcast(out_shape, {&c_shape, &x_shape, &y_shape});
     const int64_t n = rows.row_length();
-    const auto [sc, sx, sy] = rows.inner_strides();
+    const auto strides = rows.inner_strides();
+    const int64_t sc = strides[0], sx = strides[1], sy = strides[2];
     parallel_for(rows.rows(), grain_for(n), [&](int64_t begin, int64_t end) {
         rows.for_rows(begin, end, [&](int64_t o, const StridedRows<3>::Offsets& in) {
             const uint8_t* c = cond + in[0];

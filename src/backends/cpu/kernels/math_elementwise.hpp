@@ -27,7 +27,8 @@ void broadcast_apply(const T* a, const Shape& a_shape, const T* b, const Shape& 
                      const Shape& out_shape, Op op) {
     const auto rows = StridedRows<2>::broadcast(out_shape, {&a_shape, &b_shape});
     const int64_t n = rows.row_length();
-    const auto [sa, sb] = rows.inner_strides();
+    const auto strides = rows.inner_strides();  // no structured binding: clang < 16 cannot capture one
+    const int64_t sa = strides[0], sb = strides[1];
     parallel_for(rows.rows(), grain_for(n), [&](int64_t begin, int64_t end) {
         rows.for_rows(begin, end, [&](int64_t o, const StridedRows<2>::Offsets& in) {
             const T* x = a + in[0];

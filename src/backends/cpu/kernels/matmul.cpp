@@ -61,7 +61,8 @@ void matmul_kernel(KernelContext& ctx) {
     for (auto& s : b_strides) s *= k * n;
     const StridedRows<2> rows(batch.dims(), {a_strides, b_strides});
     const int64_t length = rows.row_length();
-    const auto [step_a, step_b] = rows.inner_strides();
+    const auto steps = rows.inner_strides();  // no structured binding: clang < 16 cannot capture one
+    const int64_t step_a = steps[0], step_b = steps[1];
     const auto multiply_rows = [&](int64_t begin, int64_t end) {
         rows.for_rows(begin, end, [&](int64_t o, const StridedRows<2>::Offsets& in) {
             for (int64_t i = 0; i < length; ++i)

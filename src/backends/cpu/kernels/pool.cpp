@@ -53,7 +53,10 @@ template <bool kMax>
 void pool_kernel(KernelContext& ctx) {
     const Tensor& x = ctx.input(0);
     Tensor& y = ctx.output(0);
-    const auto [h, w] = pool_axes(ctx, x.shape());
+    // Plain variables, not a structured binding: clang before 16 cannot capture bindings.
+    const std::pair<PoolAxis, PoolAxis> axes = pool_axes(ctx, x.shape());
+    const PoolAxis& h = axes.first;
+    const PoolAxis& w = axes.second;
     const bool include_pad = ctx.attrs().get_int("count_include_pad", 0) != 0;
     const float* px = x.data<float>();
     float* py = y.data<float>();
