@@ -4,6 +4,7 @@
 
 #include <infer/dtype.hpp>
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <cstring>
@@ -13,10 +14,18 @@ namespace infer::cpu {
 namespace {
 
 // One binary runs on CPUs with and without F16C, so the vector paths are chosen at run time.
+// CPUID leaf 1 directly: clang 14's __builtin_cpu_supports does not know "f16c".
 bool has_f16c() {
     static const bool supported = [] {
-        __builtin_cpu_init();  // may run before the constructor that would initialize it
-        return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+        unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+        if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
+        const bool avx = (ecx & bit_AVX) != 0, osxsave = (ecx & bit_OSXSAVE) != 0;
+        const bool f16c = (ecx & bit_F16C) != 0;
+        // The OS must save the YMM registers too (XCR0 bits 1 and 2).
+        if (!(avx && osxsave && f16c)) return false;
+        unsigned xcr0_low = 0, xcr0_high = 0;
+        __asm__("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+        return (xcr0_low & 0x6) == 0x6;
     }();
     return supported;
 }
