@@ -235,6 +235,17 @@ TEST_CASE("bad model files give ModelError or Unsupported naming the problem", "
         m.output("y");
         expect_error<Unsupported>(m, "opset 99");
     }
+    SECTION("a pool or conv over an input without spatial axes (found by the fuzzer)") {
+        for (const char* op : {"MaxPool", "Conv"}) {
+            ModelMaker m;
+            m.input("x", {4});
+            m.initializer("w", {1, 1, 2, 2}, {1, 1, 1, 1});
+            auto* n = std::string(op) == "Conv" ? m.node(op, {"x", "w"}, {"y"}) : m.node(op, {"x"}, {"y"});
+            add_ints(n, "kernel_shape", {2, 2});
+            m.output("y");
+            expect_error<ModelError>(m, "spatial");
+        }
+    }
     SECTION("a tensor produced twice") {
         ModelMaker m;
         m.input("x", {2});

@@ -75,6 +75,7 @@ static std::vector<Shape> windowed_shape(const InferenceContext& ctx, int64_t ch
 std::vector<Shape> shape_conv(const InferenceContext& ctx) {
     const Shape& x = ctx.shape(0);
     const Shape& w = ctx.shape(1);
+    if (x.rank() < 3) ctx.fail("input must be [N, C, spatial...], got " + x.to_string());
     if (w.rank() != x.rank())
         ctx.fail("weights " + w.to_string() + " and input " + x.to_string() + " differ in rank");
     const int64_t group = ctx.attrs().get_int("group", 1);
@@ -94,6 +95,8 @@ std::vector<Shape> shape_pool(const InferenceContext& ctx) {
         throw Unsupported("node '" + ctx.node().name + "' (" + ctx.node().op +
                           "): the Indices output is not supported");
     if (!ctx.attrs().has("kernel_shape")) ctx.fail("kernel_shape is required");
+    if (ctx.shape(0).rank() < 3)
+        ctx.fail("input must be [N, C, spatial...], got " + ctx.shape(0).to_string());
     if (ctx.attrs().get_int("storage_order", 0) != 0)
         throw Unsupported("node '" + ctx.node().name + "': storage_order 1 is not supported");
     return windowed_shape(ctx, ctx.shape(0)[1], {});
