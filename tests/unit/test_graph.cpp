@@ -81,6 +81,12 @@ TEST_CASE("graph validation names the node and the problem", "[graph][errors]") 
         b.output("y", b.transpose(x, {0, 0}));
         CHECK_THROWS_AS(b.build(), ModelError);
     }
+    SECTION("a reshape target whose element count overflows (found by the fuzzer)") {
+        GraphBuilder b;
+        auto x = b.input("x", DType::f32, {15});
+        b.output("y", b.reshape(x, {15, INT64_MAX, -1}));
+        CHECK_THROWS_AS(b.build(), ModelError);
+    }
     SECTION("Where needs a bool condition") {
         GraphBuilder b;
         auto c = b.input("c", DType::f32, {2});

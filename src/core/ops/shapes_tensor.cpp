@@ -30,11 +30,19 @@ std::vector<int64_t> target_dims(const InferenceContext& ctx, size_t input, bool
     }
 }
 
+// a * b, or a ModelError when the product of a hostile model's dimensions overflows.
+int64_t checked_multiply(int64_t a, int64_t b) {
+    int64_t product = 0;
+    if (__builtin_mul_overflow(a, b, &product))
+        throw ModelError("a shape has more elements than 64 bits can count");
+    return product;
+}
+
 int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
     int64_t p = 1;
     for (size_t i = begin; i < end; ++i) {
         if (dims[i] == kDynamic) return kDynamic;
-        p *= dims[i];
+        p = checked_multiply(p, dims[i]);
     }
     return p;
 }
@@ -64,7 +72,7 @@ std::vector<Shape> shape_reshape(const InferenceContext& ctx) {
     bool dynamic = false;
     for (size_t i = 0; i < target.size(); ++i) {
         if (static_cast<int>(i) == inferred) continue;
-        if (target[i] == kDynamic) dynamic = true; else known *= target[i];
+        if (target[i] == kDynamic) dynamic = true; else known = checked_multiply(known, target[i]);
     }
     if (inferred >= 0) {
         if (total == kDynamic || dynamic) {
