@@ -246,6 +246,13 @@ TEST_CASE("bad model files give ModelError or Unsupported naming the problem", "
             expect_error<ModelError>(m, "spatial");
         }
     }
+    SECTION("an opset-11 Softmax without inputs (found by the fuzzer)") {
+        ModelMaker m(11);
+        m.input("x", {2});
+        m.node("Softmax", {}, {"y"});
+        m.output("y");
+        expect_error<ModelError>(m, "Softmax");
+    }
     SECTION("a tensor produced twice") {
         ModelMaker m;
         m.input("x", {2});

@@ -26,7 +26,17 @@ Graph Graph::load_from_bytes(const void* data, size_t size, const std::string& n
                                 "not an ONNX file?)");
     if (model.ir_version() <= 0 && !model.has_graph())
         throw ModelError(name + ": the protobuf parses but is not an ONNX model (no IR version, no graph)");
-    return Graph(detail::import_onnx(model, base_dir, name));
+    try {
+        return Graph(detail::import_onnx(model, base_dir, name));
+    } catch (const Error&) {
+        throw;
+    } catch (const std::bad_alloc&) {
+        throw OutOfMemory(name + ": not enough host memory to import the model");
+    } catch (const std::exception& e) {
+        // A field of the wrong type or a number that does not parse, in a file no exporter
+        // wrote: still the caller's malformed model, not a crash.
+        throw ModelError(name + ": malformed model (" + e.what() + ")");
+    }
 }
 
 Graph Graph::load(const std::string& path) {

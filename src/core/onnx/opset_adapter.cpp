@@ -105,6 +105,9 @@ bool is_reduction(const std::string& op) { return op.rfind("Reduce", 0) == 0; }
 // Softmax, LogSoftmax and Hardmax before opset 13 flatten the input to 2-D at `axis` and
 // normalize each row: Flatten → op(axis = 1) → Reshape back to the input's shape.
 void adapt_coerced_softmax(ImportBuilder& b, ImportedNode node) {
+    if (node.inputs.size() != 1 || node.inputs[0] < 0 || node.outputs.size() != 1)
+        throw ModelError(b.what() + ": node '" + node.name + "' (" + node.op +
+                         ") must have one input and one output");
     const int64_t axis = node.attributes.get_int("axis", 1);
     const int input = node.inputs.at(0);
     const int shape = b.internal_value(node.name + ":shape");
