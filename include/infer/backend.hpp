@@ -47,14 +47,29 @@ private:
     Flags flags_;
 };
 
+// A point in a stream's work, for timing: it is reached when everything enqueued on the stream
+// before it has finished. Only the stream that made it can measure it.
+class TimingMark {
+public:
+    virtual ~TimingMark() = default;
+};
+
 // An ordered queue of work on one device. Work enqueued on a stream runs in order; the host
-// waits only in synchronize(). Backends without asynchrony use the default, which does nothing.
+// waits only in synchronize(). Backends without asynchrony use the defaults, which do nothing
+// and time with the host clock.
 class Stream {
 public:
     virtual ~Stream() = default;
     virtual void synchronize() {}
     // The backend's native handle (cudaStream_t for CUDA), or nullptr.
     virtual void* native_handle() const { return nullptr; }
+
+    // Timing on the device's own clock (CUDA: events), never the host's, so that asynchronous
+    // work is measured when it runs rather than when it was enqueued. The defaults read the host
+    // clock at the call, which is right only for backends whose kernels finish before they return.
+    virtual std::unique_ptr<TimingMark> mark();
+    // Milliseconds from `from` to `to`, both made by this stream; waits for `to` to be reached.
+    virtual double elapsed_ms(const TimingMark& from, const TimingMark& to);
 };
 
 // What a backend sees of a node when asked whether it can run it.
@@ -66,6 +81,7 @@ struct NodeSignature {
     std::vector<Shape> input_shapes;  // concrete shapes for this plan
     std::vector<DType> output_dtypes;
     const Attributes* attributes = nullptr;
+    bool allow_tf32 = false;  // SessionOptions::allow_tf32: f32 products may use TF32
 };
 
 // Everything a kernel needs for one call. Outputs arrive allocated with their inferred shapes;
@@ -86,6 +102,9 @@ public:
     Tensor& output(size_t i);
     Stream* stream() const { return stream_; }
     const Device& device() const { return device_; }
+    // Whether the session allows f32 matrix products in TF32 (SessionOptions::allow_tf32). A
+    // kernel without a faster reduced-precision path ignores it.
+    bool allow_tf32() const { return node_.allow_tf32; }
     // Scratch memory on the kernel's device, valid until the kernel returns. Reused across runs,
     // so a steady-state run does not allocate.
     void* workspace(size_t bytes) const { return workspace_(bytes); }
@@ -138,6 +157,12 @@ public:
     virtual bool supports(const NodeSignature& node) const;
     // The kernel for a supported node; throws Unsupported otherwise.
     virtual const Kernel& kernel_for(const NodeSignature& node) const;
+
+    // ---- memory estimates (before anything is allocated)
+    // Scratch memory every stream holds while it lives (CUDA: the cuBLAS workspace).
+    virtual size_t stream_workspace_bytes(int index) const;
+    // The most scratch memory (KernelContext::workspace) the kernel for `node` asks for.
+    virtual size_t kernel_workspace_bytes(const NodeSignature& node) const;
 
     KernelRegistry& kernels() { return kernels_; }
     const KernelRegistry& kernels() const { return kernels_; }

@@ -1,5 +1,6 @@
 #pragma once
 // The umbrella header: everything an application needs.
+#include <infer/advice.hpp>
 #include <infer/attributes.hpp>
 #include <infer/batch.hpp>
 #include <infer/device.hpp>
@@ -7,6 +8,9 @@
 #include <infer/error.hpp>
 #include <infer/graph.hpp>
 #include <infer/log.hpp>
+#include <infer/measure.hpp>
+#include <infer/memory.hpp>
+#include <infer/profile.hpp>
 #include <infer/session.hpp>
 #include <infer/shape.hpp>
 #include <infer/tensor.hpp>

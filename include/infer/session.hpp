@@ -6,6 +6,8 @@
 #include <infer/batch.hpp>
 #include <infer/device.hpp>
 #include <infer/graph.hpp>
+#include <infer/memory.hpp>
+#include <infer/profile.hpp>
 
 #include <memory>
 #include <string>
@@ -25,6 +27,10 @@ struct SessionOptions {
     Precision precision = Precision::f32;
     int threads = 0;                     // CPU threads for kernels; 0 = all cores
     bool strict = false;                 // fail (Unsupported) rather than fall back to the CPU
+    // f32 matrix products (MatMul, Gemm, Conv) on tensor cores in TF32: inputs rounded to a
+    // 10-bit mantissa, f32 accumulation, about 1e-3 relative error. Opt-in because it changes
+    // results; devices without TF32 (the CPU) ignore it.
+    bool allow_tf32 = false;
 };
 
 // Where each node of a plan runs, and why when it is not the requested device.
@@ -57,11 +63,16 @@ public:
     // Throws InvalidArgument naming the input for missing, unknown, mistyped or misshaped
     // inputs; the session stays usable.
     Batch run(const Batch& inputs) const;
+    // The same, timing every step on its device's clock (see profile.hpp); slower than run().
+    Batch run(const Batch& inputs, RunProfile& profile) const;
 
     const SessionOptions& options() const;
     const Graph& graph() const;
     // The placement of the most recently made plan (empty before the first plan).
     PlacementReport placement() const;
+    // The memory estimate of the most recently made plan, on the requested device. A plan that
+    // would not fit an accelerator fails before uploading anything, with OutOfMemory giving it.
+    MemoryEstimate memory() const;
 
 private:
     struct Impl;

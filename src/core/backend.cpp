@@ -10,6 +10,7 @@
 #include <infer/backend.hpp>
 #include <infer/error.hpp>
 
+#include <chrono>
 #include <cstring>
 #include <mutex>
 
@@ -81,6 +82,24 @@ void Backend::copy_on_device(void* dst, const void* src, size_t bytes, int, Stre
 }
 
 std::unique_ptr<Stream> Backend::create_stream(int) { return std::make_unique<Stream>(); }
+
+size_t Backend::stream_workspace_bytes(int) const { return 0; }
+size_t Backend::kernel_workspace_bytes(const NodeSignature&) const { return 0; }
+
+namespace {
+struct HostClockMark final : TimingMark {
+    std::chrono::steady_clock::time_point at = std::chrono::steady_clock::now();
+};
+}  // namespace
+
+std::unique_ptr<TimingMark> Stream::mark() { return std::make_unique<HostClockMark>(); }
+
+double Stream::elapsed_ms(const TimingMark& from, const TimingMark& to) {
+    const auto* a = dynamic_cast<const HostClockMark*>(&from);
+    const auto* b = dynamic_cast<const HostClockMark*>(&to);
+    if (!a || !b) throw InvalidArgument("Stream::elapsed_ms: marks made by another kind of stream");
+    return std::chrono::duration<double, std::milli>(b->at - a->at).count();
+}
 
 bool Backend::supports(const NodeSignature& node) const {
     return kernels_.find(node.op, node.kernel_dtype) != nullptr;

@@ -8,6 +8,8 @@
 #include <infer/error.hpp>
 #include <infer/session.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <mutex>
 
 namespace infer {
@@ -85,11 +87,7 @@ struct Session::Impl {
     Impl(Graph g, SessionOptions o)
         : graph(std::move(g)), options(std::move(o)),
           shape_deciding(detail::shape_deciding_inputs(graph.ir())) {
-        if (options.precision == Precision::f32)
-            planned = std::shared_ptr<const detail::GraphIR>(std::shared_ptr<void>(), &graph.ir());
-        else
-            planned = detail::lower_precision(graph.ir(), options.precision == Precision::f16 ? DType::f16
-                                                                                               : DType::bf16);
+        planned = detail::graph_for_precision(graph.ir(), options.precision);
     }
 
     std::shared_ptr<PlanEntry> plan_for(const detail::InputSignature& signature) {
@@ -104,6 +102,8 @@ struct Session::Impl {
         latest = entry->plan;
         return entry;
     }
+
+    Batch run(const Batch& inputs, RunProfile* profile);
 
     // Checks the batch against the graph's inputs; returns the tensors in graph-input order.
     std::vector<Tensor> bind(const Batch& batch, detail::InputSignature& signature) const {
@@ -164,15 +164,32 @@ Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 
-Batch Session::run(const Batch& inputs) const {
+Batch Session::run(const Batch& inputs) const { return impl_->run(inputs, nullptr); }
+
+Batch Session::run(const Batch& inputs, RunProfile& profile) const {
+    const auto started = std::chrono::steady_clock::now();
+    Batch outputs = impl_->run(inputs, &profile);
+    // The whole call, validation and plan lookup included, is what the caller waited for.
+    profile.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    profile.compute_ms = std::max(0.0, profile.wall_ms - profile.h2d_ms - profile.d2h_ms);
+    return outputs;
+}
+
+MemoryEstimate Session::memory() const {
+    std::lock_guard lock(impl_->mutex);
+    if (!impl_->latest) return MemoryEstimate{impl_->options.device};
+    return impl_->latest->memory;
+}
+
+Batch Session::Impl::run(const Batch& inputs, RunProfile* profile) {
     detail::InputSignature signature;
-    const std::vector<Tensor> tensors = impl_->bind(inputs, signature);
-    const std::shared_ptr<PlanEntry> entry = impl_->plan_for(signature);
+    const std::vector<Tensor> tensors = bind(inputs, signature);
+    const std::shared_ptr<PlanEntry> entry = plan_for(signature);
     auto context = entry->borrow();
-    std::vector<Tensor> outputs = context->run(tensors);
+    std::vector<Tensor> outputs = context->run(tensors, profile);
     entry->give_back(std::move(context));
     Batch result;
-    const auto& infos = impl_->graph.outputs();
+    const auto& infos = graph.outputs();
     for (size_t i = 0; i < infos.size(); ++i) result.set(infos[i].name, std::move(outputs[i]));
     return result;
 }

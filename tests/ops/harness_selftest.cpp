@@ -27,7 +27,9 @@ public:
         });
     }
     std::string name() const override { return "optest_mutant"; }
-    infer::DeviceProperties properties(int) const override { return {"mutant", 0, 0, "", 1, true}; }
+    infer::DeviceProperties properties(int) const override {
+        return {.name = "mutant", .cores = 1, .host_accessible = true};
+    }
     std::shared_ptr<infer::Buffer> allocate(size_t bytes, int) override {
         std::lock_guard lock(mutex_);
         void* p = nullptr;

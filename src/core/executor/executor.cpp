@@ -2,6 +2,9 @@
 
 #include <infer/error.hpp>
 
+#include <algorithm>
+#include <chrono>
+
 namespace infer::detail {
 
 ExecutionContext::ExecutionContext(std::shared_ptr<const Plan> plan) : plan_(std::move(plan)) {
@@ -112,7 +115,31 @@ void ExecutionContext::run_copy(const CopyStep& step) {
     }
 }
 
-std::vector<Tensor> ExecutionContext::run(const std::vector<Tensor>& inputs) {
+std::pair<size_t, StepTiming> ExecutionContext::describe_step(const Step& step) const {
+    if (const auto* kernel = std::get_if<KernelStep>(&step))
+        return {plan_->device_slot(kernel->device),
+                StepTiming{kernel->signature.name, kernel->signature.op, kernel->device, StepKind::kernel}};
+    const auto& copy = std::get<CopyStep>(step);
+    const Device& from = plan_->slots[copy.source].device;
+    const Device& to = plan_->slots[copy.target].device;
+    // The copy's work goes where run_copy enqueues it: on the accelerator's stream.
+    if (from.is_cpu() && !to.is_cpu())
+        return {plan_->device_slot(to), StepTiming{"copy", "host to device", to, StepKind::host_to_device}};
+    if (!from.is_cpu() && to.is_cpu())
+        return {plan_->device_slot(from), StepTiming{"copy", "device to host", from, StepKind::device_to_host}};
+    return {plan_->device_slot(from), StepTiming{"copy", "on device", from, StepKind::device_to_device}};
+}
+
+struct ExecutionContext::MarkedStep {
+    size_t device;
+    StepTiming timing;
+    std::unique_ptr<TimingMark> start, end;
+};
+
+std::vector<Tensor> ExecutionContext::run(const std::vector<Tensor>& inputs, RunProfile* profile) {
+    const auto started = std::chrono::steady_clock::now();
+    std::vector<MarkedStep> marked;
+    if (profile) marked.reserve(plan_->steps.size());
     struct ReleaseOnExit {
         ExecutionContext* self;
         ~ReleaseOnExit() {
@@ -131,10 +158,18 @@ std::vector<Tensor> ExecutionContext::run(const std::vector<Tensor>& inputs) {
             rebind(static_cast<int>(i), Tensor::empty(slot.dtype, slot.shape, slot.device));
     }
     for (size_t s = 0; s < plan_->steps.size(); ++s) {
+        MarkedStep* mark = nullptr;
+        if (profile) {
+            auto [device, timing] = describe_step(plan_->steps[s]);
+            marked.push_back({device, std::move(timing), devices_[device].stream->mark(), nullptr});
+            mark = &marked.back();
+        }
         if (const auto* kernel = std::get_if<KernelStep>(&plan_->steps[s])) run_kernel(s, *kernel);
         else run_copy(std::get<CopyStep>(plan_->steps[s]));
+        if (mark) mark->end = devices_[mark->device].stream->mark();
     }
     synchronize_all();
+    if (profile) fill_profile(*profile, marked, started);
     std::vector<Tensor> outputs;
     for (int slot : plan_->output_slots) {
         const Slot& info = plan_->slots[slot];
@@ -142,6 +177,23 @@ std::vector<Tensor> ExecutionContext::run(const std::vector<Tensor>& inputs) {
         outputs.push_back(info.kind == SlotKind::constant ? slots_[slot].clone() : slots_[slot]);
     }
     return outputs;
+}
+
+void ExecutionContext::fill_profile(RunProfile& profile, std::vector<MarkedStep>& marked,
+                                    std::chrono::steady_clock::time_point started) {
+    profile = RunProfile{};
+    for (MarkedStep& m : marked) {
+        m.timing.ms = devices_[m.device].stream->elapsed_ms(*m.start, *m.end);
+        if (m.timing.kind == StepKind::host_to_device) profile.h2d_ms += m.timing.ms;
+        if (m.timing.kind == StepKind::device_to_host) profile.d2h_ms += m.timing.ms;
+        if (!m.timing.device.is_cpu()) {
+            profile.accelerator_busy_ms += m.timing.ms;
+            profile.used_accelerator = true;
+        }
+        profile.steps.push_back(std::move(m.timing));
+    }
+    profile.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    profile.compute_ms = std::max(0.0, profile.wall_ms - profile.h2d_ms - profile.d2h_ms);
 }
 
 }  // namespace infer::detail

@@ -5,7 +5,9 @@
 #include "core/planner/plan.hpp"
 
 #include <infer/batch.hpp>
+#include <infer/profile.hpp>
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -16,8 +18,9 @@ public:
     explicit ExecutionContext(std::shared_ptr<const Plan> plan);
     ~ExecutionContext();
 
-    // `inputs` are in graph-input order, already validated against the plan's signature.
-    std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+    // `inputs` are in graph-input order, already validated against the plan's signature. With a
+    // profile, every step is bracketed by timing marks on its stream and the profile filled in.
+    std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunProfile* profile = nullptr);
 
 private:
     struct DeviceState {
@@ -30,8 +33,13 @@ private:
         std::vector<Tensor> inputs, outputs;
     };
 
+    struct MarkedStep;
     void run_kernel(size_t index, const KernelStep& step);
     void run_copy(const CopyStep& step);
+    // Which stream a step's work goes to, and what kind of step it is, for profiling.
+    std::pair<size_t, StepTiming> describe_step(const Step& step) const;
+    void fill_profile(RunProfile& profile, std::vector<MarkedStep>& marked,
+                      std::chrono::steady_clock::time_point started);
     void* workspace(size_t device, size_t bytes);
     void rebind(int slot, const Tensor& tensor);
     void release_run_tensors();

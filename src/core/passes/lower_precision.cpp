@@ -113,4 +113,9 @@ std::shared_ptr<GraphIR> lower_precision(const GraphIR& graph, DType low) {
     return Lowering(graph, low).run();
 }
 
+std::shared_ptr<const GraphIR> graph_for_precision(const GraphIR& graph, Precision precision) {
+    if (precision == Precision::f32) return std::shared_ptr<const GraphIR>(std::shared_ptr<void>(), &graph);
+    return lower_precision(graph, precision == Precision::f16 ? DType::f16 : DType::bf16);
+}
+
 }  // namespace infer::detail

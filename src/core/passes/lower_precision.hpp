@@ -8,10 +8,16 @@
 // the same interface at every precision. Casts are inserted only where a value crosses types.
 #include "core/ir/graph_ir.hpp"
 
+#include <infer/session.hpp>
+
 #include <memory>
 
 namespace infer::detail {
 
 std::shared_ptr<GraphIR> lower_precision(const GraphIR& graph, DType low);
+
+// What a session at `precision` plans from: the graph itself (not copied) for f32, else its
+// lowering. The result must not outlive `graph`.
+std::shared_ptr<const GraphIR> graph_for_precision(const GraphIR& graph, Precision precision);
 
 }  // namespace infer::detail

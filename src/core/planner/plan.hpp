@@ -5,6 +5,7 @@
 #include "core/ir/graph_ir.hpp"
 
 #include <infer/backend.hpp>
+#include <infer/memory.hpp>
 #include <infer/session.hpp>
 
 #include <map>
@@ -59,6 +60,7 @@ struct Plan {
     std::vector<int> output_slots;         // per graph output
     std::vector<int> input_slots;          // per graph input
     PlacementReport report;
+    MemoryEstimate memory;                 // on the requested device
 
     size_t device_slot(const Device& device) const;  // index into `devices`
 };
@@ -68,6 +70,7 @@ struct Plan {
 class WeightCache {
 public:
     Tensor on_device(int value_id, const Tensor& host, const Device& device);
+    bool contains(int value_id, const Device& device);
 
 private:
     std::mutex mutex_;
@@ -88,8 +91,12 @@ struct InputSignature {
 // shapes, slice bounds) through nodes other than Shape, which reads only shapes.
 std::vector<bool> shape_deciding_inputs(const GraphIR& graph);
 
+// With `estimate_only`, the plan is made up to its memory estimate and nothing is uploaded: it
+// must not be run. Otherwise constants are uploaded last, after the estimate says they fit
+// (OutOfMemory with the estimate when not).
 std::shared_ptr<const Plan> make_plan(const GraphIR& graph, const InputSignature& inputs,
-                                      const SessionOptions& options, WeightCache& weights);
+                                      const SessionOptions& options, WeightCache& weights,
+                                      bool estimate_only = false);
 
 // Gives each arena slot an offset so that slots alive at the same step never overlap; fills
 // Slot::arena_offset and Plan::arena_bytes.

@@ -29,6 +29,12 @@ Tensor WeightCache::on_device(int value_id, const Tensor& host, const Device& de
     return cached;
 }
 
+bool WeightCache::contains(int value_id, const Device& device) {
+    std::lock_guard lock(mutex_);
+    auto it = tensors_.find({value_id, device.to_string()});
+    return it != tensors_.end() && it->second.defined();
+}
+
 std::string InputSignature::key() const {
     std::string key;
     for (size_t i = 0; i < dtypes.size(); ++i) {
@@ -62,8 +68,8 @@ namespace {
 class Planner {
 public:
     Planner(const GraphIR& graph, const InputSignature& inputs, const SessionOptions& options,
-            WeightCache& weights)
-        : g_(graph), inputs_(inputs), options_(options), weights_(weights),
+            WeightCache& weights, bool estimate_only)
+        : g_(graph), inputs_(inputs), options_(options), weights_(weights), estimate_only_(estimate_only),
           target_(backend_for(options.device)), cpu_(backend_for(Device::CPU)),
           types_(graph.values.size()), known_(graph.values.size()),
           home_(graph.values.size(), Device::CPU) {}
@@ -89,6 +95,8 @@ public:
         bind_outputs();
         collect_devices();
         plan_memory(*plan_);
+        estimate_memory();
+        if (!estimate_only_) upload_constants();
         return plan_;
     }
 
@@ -132,6 +140,7 @@ private:
         }
         signature.output_dtypes = out_dtypes;
         signature.attributes = &node.attributes;
+        signature.allow_tf32 = options_.allow_tf32;
 
         if (node.op == "Shape") {
             fold_shape(node, ctx, shapes[0]);
@@ -226,13 +235,12 @@ private:
         auto it = slot_of_.find({id, device.to_string()});
         if (it != slot_of_.end()) return it->second;
         if (known_[id].defined()) {
-            const bool graph_constant = g_.constants.count(id) != 0;
-            Tensor value = device.is_cpu() ? known_[id]
-                           : graph_constant ? weights_.on_device(id, known_[id], device)
-                                            : known_[id].to(device);
-            Slot slot{SlotKind::constant, value.dtype(), value.shape(), device};
-            slot.constant = value;
-            return add_slot(std::move(slot), id);
+            // The host value for now: uploads wait until the memory estimate says they fit.
+            Slot slot{SlotKind::constant, known_[id].dtype(), known_[id].shape(), device};
+            slot.constant = known_[id];
+            const int s = add_slot(std::move(slot), id);
+            if (!device.is_cpu()) uploads_.push_back({s, id});
+            return s;
         }
         const int source = slot_of_.at({id, home_[id].to_string()});
         const Slot& from = plan_->slots[source];
@@ -254,6 +262,49 @@ private:
         }
     }
 
+    // Weights (constant slots), activations (arena, inputs copied in, outputs) and scratch on
+    // the requested device, against what it has free.
+    void estimate_memory() {
+        const Device& device = options_.device;
+        MemoryEstimate& m = plan_->memory;
+        m.device = device;
+        uint64_t new_weights = 0;
+        for (const Slot& slot : plan_->slots) {
+            if (slot.device != device) continue;
+            if (slot.kind == SlotKind::constant) m.weights_bytes += slot.bytes();
+            if (slot.kind == SlotKind::output) m.activations_bytes += slot.bytes();
+        }
+        for (const auto& [s, id] : uploads_)
+            if (plan_->slots[s].device == device && !(g_.constants.count(id) && weights_.contains(id, device)))
+                new_weights += plan_->slots[s].bytes();
+        if (const size_t d = plan_->device_slot(device); d < plan_->arena_bytes.size())
+            m.activations_bytes += plan_->arena_bytes[d];
+        size_t kernel_scratch = 0;
+        for (const Step& step : plan_->steps)
+            if (const auto* k = std::get_if<KernelStep>(&step); k && k->device == device)
+                kernel_scratch = std::max(kernel_scratch, target_->kernel_workspace_bytes(k->signature));
+        m.workspace_bytes = target_->stream_workspace_bytes(device.index) + kernel_scratch;
+        const DeviceProperties properties = target_->properties(device.index);
+        m.device_total_bytes = properties.total_memory_bytes;
+        m.device_free_bytes = properties.free_memory_bytes;
+        if (estimate_only_ || properties.host_accessible) return;
+        const uint64_t needed = new_weights + m.activations_bytes + m.workspace_bytes;
+        if (needed > m.device_free_bytes)
+            throw OutOfMemory("the model does not fit " + device.to_string() + " at these input shapes: " +
+                              m.to_string() + (new_weights != m.weights_bytes
+                                                   ? " (of the weights, " + std::to_string(new_weights) +
+                                                         " bytes are not uploaded yet)"
+                                                   : ""));
+    }
+
+    void upload_constants() {
+        for (const auto& [s, id] : uploads_) {
+            Slot& slot = plan_->slots[s];
+            slot.constant = g_.constants.count(id) ? weights_.on_device(id, known_[id], slot.device)
+                                                   : known_[id].to(slot.device);
+        }
+    }
+
     void collect_devices() {
         const auto add = [&](const Device& d) {
             if (std::find(plan_->devices.begin(), plan_->devices.end(), d) == plan_->devices.end())
@@ -267,7 +318,9 @@ private:
     const InputSignature& inputs_;
     const SessionOptions& options_;
     WeightCache& weights_;
+    bool estimate_only_;
     std::shared_ptr<Backend> target_, cpu_;
+    std::vector<std::pair<int, int>> uploads_;  // (constant slot, value id) bound for accelerators
     std::vector<TensorType> types_;
     std::vector<Tensor> known_;  // host values known at plan time
     std::vector<Device> home_;   // where each computed value is produced
@@ -278,8 +331,9 @@ private:
 }  // namespace
 
 std::shared_ptr<const Plan> make_plan(const GraphIR& graph, const InputSignature& inputs,
-                                      const SessionOptions& options, WeightCache& weights) {
-    return Planner(graph, inputs, options, weights).run();
+                                      const SessionOptions& options, WeightCache& weights,
+                                      bool estimate_only) {
+    return Planner(graph, inputs, options, weights, estimate_only).run();
 }
 
 }  // namespace infer::detail
