@@ -6,6 +6,13 @@
 #   scripts/gpu-check.sh               build, cuda tests, op tests, memcheck
 #   scripts/gpu-check.sh conformance   build, then the ONNX node tests through infer-run on cuda
 #                                      (writes the passing names to expected_pass_cuda.txt in logs)
+#   scripts/gpu-check.sh models        build, export the random-weight models with the machine's
+#                                      Python (torch, transformers), unpack a carried MiniLM
+#                                      (.carry/, from scripts/models/pack-minilm-for-device.py),
+#                                      then the end-to-end model tests and embed on cuda
+#   scripts/gpu-check.sh bench         build infer-bench, then DistilBERT-base at sequence 128,
+#                                      batches 1-256, f32/f16, pinned/pageable, cpu and cuda, and
+#                                      the peers (ONNX Runtime, PyTorch): JSON and report in logs
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -40,8 +47,11 @@ cat "$logs/gpu-info.log"
 
 # Only what the checks below run: the rest of the tree (tools, examples) is CPU work. The op
 # tests are built separately, so that a broken op case cannot stop the CUDA tests from running.
-targets=(cuda_transfer_tests cuda_device_tests cuda_graph_tests cuda_encoder_tests)
+targets=(cuda_transfer_tests cuda_device_tests cuda_graph_tests cuda_encoder_tests cuda_gemm_tests
+         cuda_timing_tests)
 [[ $mode == conformance ]] && targets=(infer-run onnx_conformance)
+[[ $mode == models ]] && targets=(e2e_tests embed)
+[[ $mode == bench ]] && targets=(infer-bench)
 start=$SECONDS
 if ! { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
          -DCMAKE_CUDA_ARCHITECTURES=90 -DProtobuf_ROOT="$prefix/usr" -DBLA_VENDOR=OpenBLAS \
@@ -51,6 +61,48 @@ if ! { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
   tail -n 60 "$logs/build.log"
   echo "gpu-check: build FAILED after $((SECONDS - start)) s (log: $logs/build.log)"
   exit 1
+fi
+if [[ $mode == models ]]; then
+  echo "gpu-check: built in $((SECONDS - start)) s"
+  if [[ -f .carry/all-MiniLM-L6-v2/model.onnx.xz ]]; then
+    rm -rf .cache/models/all-MiniLM-L6-v2 && mkdir -p .cache/models
+    cp -r .carry/all-MiniLM-L6-v2 .cache/models/ && xz -d .cache/models/all-MiniLM-L6-v2/model.onnx.xz
+  elif [[ -d .carry/all-MiniLM-L6-v2 ]]; then
+    rm -rf .cache/models/all-MiniLM-L6-v2 && mkdir -p .cache/models && cp -r .carry/all-MiniLM-L6-v2 .cache/models/
+  fi
+  INFER_PYTHON=python3 timeout 400 scripts/models/prepare.sh distilbert-base-random bert-base-random \
+    gpt2-small-random resnet50-random vit-base-random >"$logs/prepare.log" 2>&1 || status=1
+  tail -n 8 "$logs/prepare.log"
+  for suite in "[models]" ; do
+    timeout 300 build-gpu/bin/e2e_tests --models --device cuda "$suite" >"$logs/e2e-models-cuda.log" 2>&1 || status=1
+  done
+  ctest --test-dir build-gpu -L cuda -R e2e --output-on-failure >"$logs/ctest-e2e-cuda.log" 2>&1 || status=1
+  for precision in f32 f16 bf16; do
+    echo "== embed --device cuda --precision $precision"
+    build-gpu/bin/embed --device cuda --precision "$precision" "A man is eating food." \
+      "A man is eating a piece of bread." "The girl is carrying a baby." || status=1
+  done 2>&1 | tee "$logs/embed-cuda.log"
+  grep -E "^(model|e2e)|max|cosine|passed|failed|skipped" "$logs/e2e-models-cuda.log" | head -n 60
+  grep -E "tests passed|tests failed|Failed|Skipped|Passed" "$logs/ctest-e2e-cuda.log"
+  echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
+  exit $status
+fi
+if [[ $mode == bench ]]; then
+  echo "gpu-check: built in $((SECONDS - start)) s"
+  INFER_PYTHON=python3 timeout 300 scripts/models/prepare.sh distilbert-base-random >"$logs/prepare.log" 2>&1 ||
+    { tail -n 20 "$logs/prepare.log"; exit 1; }
+  timeout 420 build-gpu/bin/infer-bench distilbert-base-random --devices cpu,cuda --seq 128 \
+    --batch "${INFER_BENCH_BATCHES:-1,2,4,8,16,32,64,128,256}" --precision f32,f16 --host-memory both \
+    --min-time "${INFER_BENCH_MIN_TIME:-0.5}" --json "$logs/bench.json" --report "$logs/report.html" \
+    >"$logs/bench.log" 2>&1 || status=1
+  cat "$logs/bench.log"
+  timeout 400 python3 bench/peers/compare.py "$logs/bench.json" --out "$logs/bench-with-peers.json" \
+    >"$logs/peers.log" 2>&1 || status=1
+  cat "$logs/peers.log"
+  [[ -f "$logs/bench-with-peers.json" ]] &&
+    build-gpu/bin/infer-bench --from-json "$logs/bench-with-peers.json" --report "$logs/report.html" >/dev/null
+  echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
+  exit $status
 fi
 if [[ $mode == conformance ]]; then
   echo "gpu-check: built in $((SECONDS - start)) s"
@@ -83,7 +135,7 @@ fi
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 : >"$logs/memcheck.log"
 # (The encoder test is left out: twelve BERT-base layers under memcheck take too long.)
-for program in build-gpu/bin/cuda_{transfer,device,graph}_tests; do
+for program in build-gpu/bin/cuda_{transfer,device,graph,gemm}_tests; do
   echo "=== $program" >>"$logs/memcheck.log"
   timeout 300 "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 99 \
     "$program" >>"$logs/memcheck.log" 2>&1 || status=1

@@ -74,7 +74,14 @@ std::vector<Case> nn_cases() {
                                                {1, 17, 33, false, true, 1, 0.5f, Shape{1, 33}},
                                                {5, 3, 7, false, false, 2.0f, 1, Shape{1}},
                                                {4, 6, 2, false, false, 1, 1, Shape{}},
-                                               {130, 70, 90, false, true, 1, 1, Shape{90}}}) {
+                                               {130, 70, 90, false, true, 1, 1, Shape{90}},
+                                               // beta 1 with a bias row ([n] or [1,n]): CUDA's
+                                               // cuBLASLt bias epilogue, with transposes and alpha
+                                               {3, 4, 5, false, false, 1, 1, Shape{1, 5}},
+                                               {17, 33, 24, true, true, 1.5f, 1, Shape{24}},
+                                               {64, 48, 40, true, false, 0.5f, 1, Shape{1, 40}},
+                                               {1, 17, 33, false, true, -2.0f, 1, Shape{33}},
+                                               {6, 5, 1, false, true, 1, 1, Shape{1}}}) {
         const Shape sa = g.ta ? Shape{g.k, g.m} : Shape{g.m, g.k}, sb = g.tb ? Shape{g.n, g.k} : Shape{g.k, g.n};
         std::vector<InputSpec> inputs{x("A", sa), x("B", sb)};
         if (g.c) inputs.push_back(x("C", *g.c));

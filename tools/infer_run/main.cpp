@@ -1,5 +1,6 @@
 // infer-run: run an ONNX model on tensors stored as files.
 //   infer-run MODEL --inputs DIR --outputs DIR [--device cpu|cuda|NAME] [--precision f32|f16|bf16]
+//             [--tf32] [--strict]
 //   infer-run MODEL --info [--device ...]
 // Inputs are input_0.pb, input_1.pb, ... (ONNX TensorProto) or input_N.npy, in graph-input
 // order; outputs are written as output_N.pb (or .npy with --npy) in graph-output order.
@@ -52,7 +53,7 @@ void print_info(const infer::Graph& graph, const infer::Session& session) {
 int main(int argc, char** argv) {
     CLI::App app{"Run an ONNX model with infer on tensors stored as files"};
     std::string model, inputs_dir, outputs_dir, device = "cpu", precision = "f32";
-    bool info = false, npy = false, strict = false;
+    bool info = false, npy = false, strict = false, tf32 = false;
     app.add_option("model", model, "the .onnx file")->required();
     app.add_option("--inputs", inputs_dir, "folder with input_N.pb or input_N.npy");
     app.add_option("--outputs", outputs_dir, "folder to write output_N.pb into");
@@ -61,6 +62,8 @@ int main(int argc, char** argv) {
     app.add_flag("--info", info, "print inputs, outputs, op histogram and placement");
     app.add_flag("--npy", npy, "write outputs as .npy instead of .pb");
     app.add_flag("--strict", strict, "fail instead of falling back to the CPU");
+    app.add_flag("--tf32", tf32,
+                 "f32 matrix products in TF32 where the device has it (~1e-3 relative error)");
     CLI11_PARSE(app, argc, argv);
     try {
         const infer::Graph graph = infer::Graph::load(model);
@@ -68,6 +71,7 @@ int main(int argc, char** argv) {
         options.device = infer::Device::parse(device);
         options.precision = infer::parse_precision(precision);
         options.strict = strict;
+        options.allow_tf32 = tf32;
         infer::Session session(graph, options);
         if (info) {
             print_info(graph, session);

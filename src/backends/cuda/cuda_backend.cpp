@@ -5,6 +5,7 @@
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_stream.hpp"
 #include "backends/cuda/kernel_support.hpp"
+#include "backends/cuda/workspace_estimate.hpp"
 #include "core/log.hpp"
 
 #include <infer/error.hpp>
@@ -89,7 +90,21 @@ public:
         p.compute_capability = std::to_string(prop.major) + "." + std::to_string(prop.minor);
         p.cores = prop.multiProcessorCount;
         p.host_accessible = false;
+        int driver = 0, runtime = 0;
+        if (cudaDriverGetVersion(&driver) == cudaSuccess && cudaRuntimeGetVersion(&runtime) == cudaSuccess)
+            p.driver = "CUDA driver " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) +
+                       ", runtime " + std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10);
+        cudaGetLastError();
         return p;
+    }
+
+    size_t stream_workspace_bytes(int index) const override {
+        check_index(index);
+        return cublas_workspace_bytes(index);
+    }
+
+    size_t kernel_workspace_bytes(const NodeSignature& node) const override {
+        return kernel_workspace_estimate(node);
     }
 
     std::shared_ptr<Buffer> allocate(size_t bytes, int index) override {

@@ -3,6 +3,7 @@
 #include "backends/cuda/gemm.hpp"
 
 #include "backends/cuda/copy.hpp"
+#include "backends/cuda/gemm_lt.hpp"
 
 #include <infer/shape.hpp>
 
@@ -12,9 +13,7 @@
 
 namespace infer::cuda {
 
-namespace {
-
-cudaDataType_t cuda_type(const Launch& l, DType type) {
+cudaDataType_t blas_data_type(const Launch& l, DType type) {
     switch (type) {
         case DType::f32: return CUDA_R_32F;
         case DType::f16: return CUDA_R_16F;
@@ -22,6 +21,13 @@ cudaDataType_t cuda_type(const Launch& l, DType type) {
         default: l.unsupported("matrix product in " + std::string(dtype_name(type)));
     }
 }
+
+cublasComputeType_t blas_compute_type(const Launch& l, DType type) {
+    return type == DType::f32 && l.ctx.allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                    : CUBLAS_COMPUTE_32F;
+}
+
+namespace {
 
 cublasOperation_t operation(bool transposed) { return transposed ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
@@ -58,7 +64,7 @@ void gemm_pointer_batched(const Launch& l, DType type, int64_t m, int64_t n, int
     INFER_CUDA_CHECK(cudaMemcpyAsync(device_pointers, pointers.data(), bytes,
                                      cudaMemcpyHostToDevice, l.handle()),
                      l.where() + ", " + std::to_string(bytes) + " bytes of GEMM pointers");
-    const cudaDataType_t t = cuda_type(l, type);
+    const cudaDataType_t t = blas_data_type(l, type);
     const float alpha = 1.0f, beta = 0.0f;
     const int batch_count = as_int(l, static_cast<int64_t>(batch), "batch");
     INFER_CUBLAS_CHECK(
@@ -67,7 +73,7 @@ void gemm_pointer_batched(const Launch& l, DType type, int64_t m, int64_t n, int
                             as_int(l, ldb, "ldb"), device_pointers + batch, t,
                             as_int(l, lda, "lda"), &beta,
                             const_cast<void**>(device_pointers + 2 * batch), t,
-                            as_int(l, ldc, "ldc"), batch_count, CUBLAS_COMPUTE_32F,
+                            as_int(l, ldc, "ldc"), batch_count, blas_compute_type(l, type),
                             CUBLAS_GEMM_DEFAULT),
         l.where() + ", " + sizes(m, n, k, static_cast<int64_t>(batch)));
 }
@@ -148,6 +154,12 @@ void run_matmul(const Launch& l) {
     gemm_pointer_batched(l, type, m, n, k, a_pointers, k, b_pointers, n, c_pointers, n);
 }
 
+// C holds one value per output column, the same for every row: [n], [1, n] (or a scalar when
+// n is 1).
+bool is_bias_row(const Tensor& c, int64_t n) {
+    return c.numel() == n && (c.rank() == 0 || c.shape().dims().back() == n);
+}
+
 void run_gemm(const Launch& l) {
     const Tensor& a = l.ctx.input(0);
     const Tensor& b = l.ctx.input(1);
@@ -162,9 +174,15 @@ void run_gemm(const Launch& l) {
     const Shape& out = l.ctx.output(0).shape();
     const int64_t n = out[1];
     void* y = l.out(0);
+    const GemmOperand a_operand{l.in(0), a.shape()[1], 0, trans_a};
+    const GemmOperand b_operand{l.in(1), b.shape()[1], 0, trans_b};
     if (l.ctx.has_input(2) && beta != 0.0f) {
         const Tensor& bias = l.ctx.input(2);
         if (bias.dtype() != a.dtype()) l.unsupported("C " + bias.describe());
+        // The common case, a linear layer's bias: one cuBLASLt call with the bias epilogue.
+        if (beta == 1.0f && k > 0 && is_bias_row(bias, n) &&
+            gemm_bias_epilogue(l, a.dtype(), m, n, k, alpha, a_operand, b_operand, l.in(2), y))
+            return;
         // C broadcast into Y first; the product then accumulates onto it with beta.
         launch_strided_copy(l, dtype_size(a.dtype()), y, out.contiguous_strides(), l.in(2),
                             broadcast_strides(bias.shape(), out), out.dims());
@@ -179,8 +197,7 @@ void run_gemm(const Launch& l) {
             l.unsupported("k = 0 with beta other than 0 or 1");
         return;
     }
-    gemm_row_major(l, a.dtype(), m, n, k, alpha, {l.in(0), a.shape()[1], 0, trans_a},
-                   {l.in(1), b.shape()[1], 0, trans_b}, beta, y, n, 0, 1);
+    gemm_row_major(l, a.dtype(), m, n, k, alpha, a_operand, b_operand, beta, y, n, 0, 1);
 }
 
 }  // namespace
@@ -188,7 +205,7 @@ void run_gemm(const Launch& l) {
 void gemm_row_major(const Launch& l, DType type, int64_t m, int64_t n, int64_t k, float alpha,
                     const GemmOperand& a, const GemmOperand& b, float beta, void* c, int64_t ldc,
                     int64_t stride_c, int64_t batch) {
-    const cudaDataType_t t = cuda_type(l, type);
+    const cudaDataType_t t = blas_data_type(l, type);
     // f32 accumulation for every storage type; alpha and beta are then f32 too.
     INFER_CUBLAS_CHECK(
         cublasGemmStridedBatchedEx(l.stream.cublas(), operation(b.transposed),
@@ -196,7 +213,7 @@ void gemm_row_major(const Launch& l, DType type, int64_t m, int64_t n, int64_t k
                                    as_int(l, k, "k"), &alpha, b.data, t, as_int(l, b.ld, "ldb"),
                                    b.stride, a.data, t, as_int(l, a.ld, "lda"), a.stride, &beta,
                                    c, t, as_int(l, ldc, "ldc"), stride_c,
-                                   as_int(l, batch, "batch"), CUBLAS_COMPUTE_32F,
+                                   as_int(l, batch, "batch"), blas_compute_type(l, type),
                                    CUBLAS_GEMM_DEFAULT),
         l.where() + ", " + sizes(m, n, k, batch));
 }

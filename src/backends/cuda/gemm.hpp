@@ -1,6 +1,7 @@
 #pragma once
-// Row-major matrix products through cuBLAS, in f32/f16/bf16 with f32 accumulation. Used by
-// MatMul and Gemm, and by Conv after im2col.
+// Row-major matrix products through cuBLAS, in f32/f16/bf16 with f32 accumulation (f32 inputs
+// rounded to TF32 when the session allows it). Used by MatMul and Gemm, and by Conv after im2col.
+// Gemm with a bias row goes to cuBLASLt first (gemm_lt.hpp).
 #include "backends/cuda/kernel_support.hpp"
 
 #include <cstdint>
@@ -15,6 +16,12 @@ struct GemmOperand {
     int64_t stride;
     bool transposed = false;
 };
+
+// The cuBLAS type of a matrix of `type`; Unsupported for types without a matrix product.
+cudaDataType_t blas_data_type(const Launch& launch, DType type);
+// f32 accumulation for every storage type; f32 inputs rounded to TF32 (10-bit mantissa, on tensor
+// cores) when the kernel's session allows it.
+cublasComputeType_t blas_compute_type(const Launch& launch, DType type);
 
 // C[i] = alpha · op(A[i]) · op(B[i]) + beta · C[i] for i < batch, with C [m, n] row-major.
 // With beta == 0, C is not read (it may hold anything).

@@ -1,0 +1,175 @@
+// Gemm + bias through cuBLASLt's bias epilogue. Like the cuBLAS path, the row-major Y = A·B is
+// the column-major Yᵀ = Bᵀ·Aᵀ; cuBLASLt's bias runs along the rows of its column-major output,
+// which are the columns of our row-major Y, so a bias of length n is added to every row of Y.
+//
+// Descriptors are initialized on the stack (no allocation); what costs is the heuristic's choice
+// of algorithm, which is cached per problem: shape, types, transposes and pointer alignments
+// (the heuristic picks kernels for the alignments it is told about).
+#include "backends/cuda/gemm_lt.hpp"
+
+#include <cublasLt.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+
+namespace infer::cuda {
+
+namespace {
+
+// cuBLASLt assumes 256-byte aligned matrices unless told otherwise; tensor views can start
+// anywhere a whole element does.
+uint32_t alignment_of(const void* pointer) {
+    const auto address = reinterpret_cast<uintptr_t>(pointer);
+    if (address == 0) return 256;
+    const uintptr_t lowest_bit = address & (~address + 1);
+    return static_cast<uint32_t>(lowest_bit < 256 ? lowest_bit : 256);
+}
+
+// The heuristic has no preference for the bias's alignment, and some of its kernels read the
+// bias 16 bytes at a time: a less aligned bias goes the cuBLAS way.
+constexpr uint32_t kBiasAlignment = 16;
+
+struct Problem {
+    int device;
+    cudaDataType_t type;
+    cublasComputeType_t compute;
+    int64_t m, n, k, lda, ldb;
+    bool trans_a, trans_b;
+    uint32_t align_a, align_b, align_y, align_bias;
+    size_t workspace_bytes;
+
+    auto tied() const {
+        return std::tie(device, type, compute, m, n, k, lda, ldb, trans_a, trans_b, align_a,
+                        align_b, align_y, align_bias, workspace_bytes);
+    }
+    bool operator<(const Problem& other) const { return tied() < other.tied(); }
+};
+
+// Empty when cuBLASLt has nothing for the problem, so that it is not asked again.
+class AlgorithmCache {
+public:
+    bool find(const Problem& p, std::optional<cublasLtMatmulAlgo_t>& algo) const {
+        std::lock_guard lock(mutex_);
+        auto it = algorithms_.find(p);
+        if (it == algorithms_.end()) return false;
+        algo = it->second;
+        return true;
+    }
+    void store(const Problem& p, const std::optional<cublasLtMatmulAlgo_t>& algo) {
+        std::lock_guard lock(mutex_);
+        algorithms_[p] = algo;
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::map<Problem, std::optional<cublasLtMatmulAlgo_t>> algorithms_;
+};
+
+AlgorithmCache& algorithm_cache() {
+    static AlgorithmCache cache;
+    return cache;
+}
+
+template <typename T>
+void set(const Launch& l, cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute,
+         const T& value) {
+    INFER_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attribute, &value, sizeof(value)),
+                       l.where());
+}
+
+template <typename T>
+void set(const Launch& l, cublasLtMatmulPreference_t pref,
+         cublasLtMatmulPreferenceAttributes_t attribute, const T& value) {
+    INFER_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attribute, &value, sizeof(value)),
+                       l.where());
+}
+
+// The column-major layout of a row-major operand as stored: rows × cols of the transposed
+// view, before cuBLASLt's own transpose.
+void init_layout(const Launch& l, cublasLtMatrixLayoutOpaque_t& layout, cudaDataType_t type,
+                 int64_t rows, int64_t cols, int64_t ld) {
+    INFER_CUBLAS_CHECK(cublasLtMatrixLayoutInit(&layout, type, static_cast<uint64_t>(rows),
+                                                static_cast<uint64_t>(cols), ld),
+                       l.where());
+}
+
+std::string sizes(int64_t m, int64_t n, int64_t k) {
+    return "m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k);
+}
+
+}  // namespace
+
+bool gemm_bias_epilogue(const Launch& l, DType type, int64_t m, int64_t n, int64_t k, float alpha,
+                        const GemmOperand& a, const GemmOperand& b, const void* bias, void* y) {
+    const uint32_t align_bias = alignment_of(bias);
+    if (align_bias < kBiasAlignment) return false;
+    const cudaDataType_t t = blas_data_type(l, type);
+    const cublasComputeType_t compute = blas_compute_type(l, type);
+    const CudaStream::Workspace workspace = l.stream.blas_workspace();
+    cublasLtHandle_t handle = l.stream.cublas_lt();
+
+    // cuBLASLt's A is our B and its B our A (see the top of the file).
+    cublasLtMatmulDescOpaque_t desc_storage;
+    cublasLtMatmulDesc_t desc = &desc_storage;
+    // Alpha (and beta) in f32, as the f32 accumulation; the bias has the output's type, which is
+    // cuBLASLt's default for non-integer, non-fp8 outputs (CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE).
+    INFER_CUBLAS_CHECK(cublasLtMatmulDescInit(desc, compute, CUDA_R_32F), l.where());
+    set(l, desc, CUBLASLT_MATMUL_DESC_TRANSA,
+        static_cast<int32_t>(b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N));
+    set(l, desc, CUBLASLT_MATMUL_DESC_TRANSB,
+        static_cast<int32_t>(a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N));
+    set(l, desc, CUBLASLT_MATMUL_DESC_EPILOGUE, static_cast<uint32_t>(CUBLASLT_EPILOGUE_BIAS));
+    // Set before the heuristic too: it reads the pointer's alignment.
+    set(l, desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+
+    cublasLtMatrixLayoutOpaque_t b_layout, a_layout, y_layout;
+    init_layout(l, b_layout, t, b.transposed ? k : n, b.transposed ? n : k, b.ld);
+    init_layout(l, a_layout, t, a.transposed ? m : k, a.transposed ? k : m, a.ld);
+    init_layout(l, y_layout, t, n, m, n);
+
+    const Problem problem{l.stream.device(), t, compute, m, n, k, a.ld, b.ld,
+                          a.transposed, b.transposed, alignment_of(a.data), alignment_of(b.data),
+                          alignment_of(y), align_bias, workspace.bytes};
+    std::optional<cublasLtMatmulAlgo_t> algo;
+    if (!algorithm_cache().find(problem, algo)) {
+        cublasLtMatmulPreferenceOpaque_t pref_storage;
+        cublasLtMatmulPreference_t pref = &pref_storage;
+        INFER_CUBLAS_CHECK(cublasLtMatmulPreferenceInit(pref), l.where());
+        set(l, pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+            static_cast<uint64_t>(workspace.bytes));
+        // Our A is cuBLASLt's B and the reverse; C is Y (beta is 0, C is not read).
+        set(l, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, problem.align_b);
+        set(l, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, problem.align_a);
+        set(l, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, problem.align_y);
+        set(l, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, problem.align_y);
+        cublasLtMatmulHeuristicResult_t result{};
+        int found = 0;
+        const cublasStatus_t status =
+            cublasLtMatmulAlgoGetHeuristic(handle, desc, &b_layout, &a_layout, &y_layout, &y_layout,
+                                           pref, 1, &result, &found);
+        if (status != CUBLAS_STATUS_NOT_SUPPORTED)
+            INFER_CUBLAS_CHECK(status, l.where() + ", algorithm for " + sizes(m, n, k));
+        if (status == CUBLAS_STATUS_SUCCESS && found > 0 && result.state == CUBLAS_STATUS_SUCCESS)
+            algo = result.algo;
+        algorithm_cache().store(problem, algo);
+    }
+    if (!algo) return false;
+
+    const float beta = 0.0f;
+    const cublasStatus_t status =
+        cublasLtMatmul(handle, desc, &alpha, b.data, &b_layout, a.data, &a_layout, &beta, y,
+                       &y_layout, y, &y_layout, &*algo, workspace.data, workspace.bytes,
+                       l.handle());
+    if (status == CUBLAS_STATUS_NOT_SUPPORTED) {  // nothing was enqueued
+        algorithm_cache().store(problem, std::nullopt);
+        return false;
+    }
+    INFER_CUBLAS_CHECK(status, l.where() + ", " + sizes(m, n, k) + " with bias epilogue");
+    return true;
+}
+
+}  // namespace infer::cuda

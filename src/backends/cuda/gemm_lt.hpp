@@ -1,0 +1,16 @@
+#pragma once
+// Gemm with a bias row through cuBLASLt: the product, alpha and the bias in one kernel (the bias
+// epilogue) instead of a broadcast copy of the bias followed by a product that reads it back.
+#include "backends/cuda/gemm.hpp"
+
+namespace infer::cuda {
+
+// Y = alpha · op(A) · op(B) + bias, with Y [m, n] row-major and dense, bias [n] added to every
+// row, all in `type` (f32, f16 or bf16). Returns false, having enqueued nothing, when cuBLASLt has
+// no algorithm for it (or the bias is not aligned as its kernels need); the caller then takes
+// the cuBLAS path.
+bool gemm_bias_epilogue(const Launch& launch, DType type, int64_t m, int64_t n, int64_t k,
+                        float alpha, const GemmOperand& a, const GemmOperand& b, const void* bias,
+                        void* y);
+
+}  // namespace infer::cuda
