@@ -10,6 +10,8 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace infer {
@@ -34,9 +36,15 @@ struct Measurement {
     int64_t batch = 1;             // items per run, for throughput
     LatencyStats latency;          // the whole call, outputs on the host
     double throughput_per_s = 0;   // batch / median latency
-    // Medians over the profiled runs: inputs to the device, the rest of the run, outputs back.
+    // Copies to and from the device: medians over the profiled runs (CUDA events time them
+    // exactly). Compute is the rest of the median latency, so the three add up to it; taking it
+    // from the profiled runs instead would count the profiling's own overhead as compute.
     double h2d_ms = 0, compute_ms = 0, d2h_ms = 0;
-    std::optional<double> accelerator_busy_fraction;  // median; none when no accelerator ran
+    // The accelerator's summed step time (median over profiled runs) over the median latency,
+    // at most 1; none when no accelerator ran.
+    std::optional<double> accelerator_busy_fraction;
+    // Device time per op over the profiled runs (medians), the largest first: where the time goes.
+    std::vector<std::pair<std::string, double>> op_ms;
 };
 
 // Runs `session` on `inputs` (already where the caller wants them: pageable or pinned host

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 namespace infer {
@@ -85,24 +86,27 @@ Measurement measure(const Session& session, const Batch& inputs, int64_t batch, 
     m.batch = batch;
     m.latency = LatencyStats::from_samples(samples);
     m.throughput_per_s = 1000.0 * static_cast<double>(batch) / m.latency.median_ms;
-    std::vector<double> h2d, compute, d2h, busy;
+    std::vector<double> h2d, d2h, busy;
+    std::map<std::string, std::vector<double>> per_op;
     for (int i = 0; i < options.profiled_runs; ++i) {
         RunProfile profile;
-        const auto start = Clock::now();
         Batch result = session.run(inputs, profile);
         const auto copy_start = Clock::now();
         host.copy(result);
-        const double copy_ms = ms_since(copy_start);
-        const double wall = ms_since(start);
         h2d.push_back(profile.h2d_ms);
-        d2h.push_back(profile.d2h_ms + copy_ms);
-        compute.push_back(profile.compute_ms);
-        if (profile.used_accelerator) busy.push_back(profile.accelerator_busy_ms / wall);
+        d2h.push_back(profile.d2h_ms + ms_since(copy_start));
+        if (profile.used_accelerator) busy.push_back(profile.accelerator_busy_ms);
+        std::map<std::string, double> op_total;
+        for (const StepTiming& step : profile.steps)
+            if (step.kind == StepKind::kernel) op_total[step.op] += step.ms;
+        for (const auto& [op, ms] : op_total) per_op[op].push_back(ms);
     }
     m.h2d_ms = median(h2d);
-    m.compute_ms = median(compute);
     m.d2h_ms = median(d2h);
-    if (!busy.empty()) m.accelerator_busy_fraction = median(busy);
+    m.compute_ms = std::max(0.0, m.latency.median_ms - m.h2d_ms - m.d2h_ms);
+    if (!busy.empty()) m.accelerator_busy_fraction = std::min(1.0, median(busy) / m.latency.median_ms);
+    for (const auto& [op, samples] : per_op) m.op_ms.emplace_back(op, median(samples));
+    std::sort(m.op_ms.begin(), m.op_ms.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     return m;
 }
 

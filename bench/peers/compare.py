@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Times peers of infer on the model, inputs and timing rules of an infer-bench run, on this
+machine, and writes the infer-bench document again with a "peers" array: every peer point with
+its latency and the ratios infer median / peer median (below 1: infer is faster) and infer
+throughput / peer throughput (above 1: infer is faster).
+
+Peers: onnxruntime (the CPU, f32) and torch (PyTorch eager on the GPU for every cuda point, and on
+the CPU in f32). See bench/README.md.
+
+usage: compare.py INFER_JSON [--out MERGED_JSON] [--peers onnxruntime,torch] [--no-torch-cpu]"""
+import argparse
+import json
+import pathlib
+import sys
+from typing import NamedTuple, Optional
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import ort_peer  # noqa: E402  (after the path above)
+import torch_peer  # noqa: E402
+
+PEERS = {ort_peer.NAME: ort_peer, torch_peer.NAME: torch_peer}
+
+
+class Point(NamedTuple):
+    """One configuration infer-bench measured; peers are timed at the same ones."""
+    device: str
+    precision: str
+    batch: int
+    host_memory: Optional[str]
+
+    def label(self):
+        return " ".join(part for part in (self.device, self.precision, self.host_memory) if part)
+
+
+def point_of(entry):
+    return Point(entry["device"], entry["precision"], int(entry["batch"]), entry.get("host_memory"))
+
+
+def infer_points(doc):
+    """The measured points in document order, each once."""
+    return list(dict.fromkeys(point_of(m) for m in doc.get("measurements", [])))
+
+
+def peer_entry(peer, point, summary, infer_by_point):
+    entry = {"peer": peer, "device": point.device, "precision": point.precision, "batch": point.batch,
+             "host_memory": point.host_memory, **summary,
+             "infer_latency_ratio": None, "infer_throughput_ratio": None}
+    infer = infer_by_point.get(point)
+    if infer is not None:
+        entry["infer_latency_ratio"] = infer["latency_ms"]["median"] / summary["latency_ms"]["median"]
+        entry["infer_throughput_ratio"] = infer["throughput_per_s"] / summary["throughput_per_s"]
+    return entry
+
+
+def print_table(entries, infer_by_point):
+    columns = ("peer", "device", "precision", "batch", "host memory", "infer median ms", "peer median ms",
+               "ratio infer/peer")
+    rows = []
+    for e in entries:
+        infer = infer_by_point.get(point_of(e))
+        ratio = e["infer_latency_ratio"]
+        rows.append((e["peer"], e["device"], e["precision"], str(e["batch"]), e["host_memory"] or "-",
+                     f"{infer['latency_ms']['median']:.3f}" if infer else "-", f"{e['latency_ms']['median']:.3f}",
+                     f"{ratio:.2f}" if ratio is not None else "-"))
+    widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(columns)]
+    print("  ".join(c.rjust(w) for c, w in zip(columns, widths)))
+    for row in rows:
+        print("  ".join(cell.rjust(w) for cell, w in zip(row, widths)))
+    print("ratio = infer median / peer median: below 1, infer is faster")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("infer_json", type=pathlib.Path, help="the document infer-bench wrote")
+    parser.add_argument("--out", type=pathlib.Path,
+                        help="where to write the document with peers (default: INFER_JSON's name + .peers.json)")
+    parser.add_argument("--peers", default=",".join(PEERS), help=f"comma-separated, of {', '.join(PEERS)}")
+    parser.add_argument("--no-torch-cpu", action="store_true", help="time torch on the GPU only")
+    args = parser.parse_args()
+    peers = [name.strip() for name in args.peers.split(",") if name.strip()]
+    unknown = [name for name in peers if name not in PEERS]
+    if unknown:
+        parser.error(f"unknown peer {', '.join(unknown)}; known: {', '.join(PEERS)}")
+
+    doc = json.loads(args.infer_json.read_text())
+    if doc.get("schema") != "infer-bench/1":
+        sys.exit(f"compare: {args.infer_json} is not an infer-bench/1 document (schema {doc.get('schema')!r})")
+    points = infer_points(doc)
+    infer_by_point = {point_of(m): m for m in doc.get("measurements", [])}
+
+    entries = []
+    for name in peers:
+        module = PEERS[name]
+        print(f"{name}: timing {doc['model']['name']} (sequence {doc['model']['sequence']})", flush=True)
+        kwargs = {"include_cpu": not args.no_torch_cpu} if module is torch_peer else {}
+        for point, summary in module.measure_points(doc, points, **kwargs):
+            entries.append(peer_entry(name, point, summary, infer_by_point))
+            print(f"{name}: {point.label()} batch {point.batch}: median {summary['latency_ms']['median']:.3f} ms "
+                  f"over {summary['runs']} runs", flush=True)
+
+    print()
+    print_table(entries, infer_by_point)
+    doc["peers"] = entries
+    out = args.out or args.infer_json.with_name(args.infer_json.stem + ".peers.json")
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"compare: wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""ONNX Runtime on the CPU (CPUExecutionProvider), in f32: the model file infer-bench measured,
+with intra-op threads as infer-bench's settings.threads (0: every core)."""
+import os
+
+from inputs import input_specs, make_inputs
+from timing import measure
+
+NAME = "onnxruntime"
+
+
+def measure_points(doc, points):
+    """[(point, timing summary)] for the cpu f32 points; says why it skips the others."""
+    try:
+        import onnxruntime
+    except ImportError:
+        print(f"{NAME}: skipped: the onnxruntime package is not installed (pip install onnxruntime)")
+        return []
+    cpu = [p for p in points if p.device == "cpu"]
+    lowered = sorted({p.precision for p in cpu if p.precision != "f32"})
+    if lowered:
+        print(f"{NAME}: ONNX Runtime's CPU is measured in f32 only; no peer for cpu {', '.join(lowered)}")
+    if len(cpu) < len(points):
+        print(f"{NAME}: the CPU execution provider only; GPU points are the torch peer's")
+    cpu = [p for p in cpu if p.precision == "f32"]
+    if not cpu:
+        return []
+
+    settings = doc["settings"]
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = settings.get("threads") or os.cpu_count()
+    options.inter_op_num_threads = 1
+    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    session = onnxruntime.InferenceSession(doc["model"]["path"], options, providers=["CPUExecutionProvider"])
+    specs = input_specs(doc)
+    sequence = doc["model"]["sequence"]
+    results = []
+    for point in cpu:
+        feeds = make_inputs(specs, point.batch, sequence)
+        summary = measure(lambda: session.run(None, feeds), point.batch, settings["warmup"], settings["min_time_s"],
+                          settings["min_runs"])
+        results.append((point, summary))
+    return results

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# infer-bench end to end on the prepared MiniLM: a short sweep on the devices present, its JSON
+# checked for the documented keys and for sane statistics, the memory estimate, re-rendering
+# from JSON, and clear errors for a missing model or device. Skipped (77) without the model.
+#   bench_cli_check.sh INFER_BENCH MODEL_CACHE WORK_DIR
+set -uo pipefail
+bench=$1 cache=$2 work=$3
+if [[ ! -f "$cache/all-MiniLM-L6-v2/model.onnx" ]]; then
+  echo "all-MiniLM-L6-v2 is not prepared: run scripts/models/prepare.sh all-MiniLM-L6-v2"
+  exit 77
+fi
+mkdir -p "$work"
+export INFER_MODEL_CACHE=$cache
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$bench" --batch 1,2 --seq 16 --precision f32,f16 --warmup 1 --min-time 0 --min-runs 3 --profiled-runs 2 \
+  --json "$work/bench.json" --report "$work/report.html" >"$work/out.txt" 2>&1 || { cat "$work/out.txt"; fail "sweep"; }
+cat "$work/out.txt"
+grep -q "recommendation: " "$work/out.txt" || fail "no recommendation printed"
+python3 - "$work/bench.json" <<'PY' || fail "JSON check"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["schema"] == "infer-bench/1"
+for key in ("library", "machine", "model", "settings", "measurements", "crossover", "recommendation", "notes"):
+    assert key in doc, key
+machine = doc["machine"]
+assert machine["cpu_cores"] >= 1 and machine["cpu_model"]
+gpus = machine["gpus"]
+series = 2 * (1 + 2 * len(gpus))  # f32 and f16; cpu, and per GPU pinned
+points = doc["measurements"]
+cpu = [m for m in points if m["device"] == "cpu"]
+assert len(cpu) == 4, len(cpu)
+if not gpus:
+    assert any("no GPU present" in n for n in doc["notes"]), doc["notes"]
+    assert doc["crossover"] is None
+for m in points:
+    lat = m["latency_ms"]
+    assert 0 < lat["min"] <= lat["median"] <= lat["p90"] <= lat["p99"], lat
+    assert m["runs"] >= 3
+    assert abs(m["throughput_per_s"] - 1000.0 * m["batch"] / lat["median"]) < 1e-6 * m["throughput_per_s"]
+    assert set(m["breakdown_ms"]) == {"h2d", "compute", "d2h"}
+    assert m["cold_start_ms"] > 0
+    assert m["memory_bytes"]["weights"] > 0 and m["memory_bytes"]["activations"] > 0
+    if m["device"] == "cpu":
+        assert m["gpu_busy_fraction"] is None and m["host_memory"] is None
+        assert m["breakdown_ms"]["h2d"] == 0 and m["breakdown_ms"]["d2h"] == 0
+    else:
+        assert 0 < m["gpu_busy_fraction"] <= 1.0001 and m["breakdown_ms"]["h2d"] > 0
+f16 = {m["batch"]: m for m in cpu if m["precision"] == "f16"}
+f32 = {m["batch"]: m for m in cpu if m["precision"] == "f32"}
+assert f16[1]["memory_bytes"]["weights"] < 0.6 * f32[1]["memory_bytes"]["weights"]
+assert doc["recommendation"].startswith("batch 1")
+print("json ok:", len(points), "measurements")
+PY
+grep -q "<svg" "$work/report.html" || fail "report has no chart"
+
+"$bench" --estimate --devices cpu --batch 1,64 --precision f32 >"$work/estimate.txt" || fail "estimate"
+cat "$work/estimate.txt"
+grep -q "cpu f32 batch 64: cpu: weights .* (fits)" "$work/estimate.txt" || fail "estimate output"
+
+"$bench" --from-json "$work/bench.json" --report "$work/again.html" >/dev/null || fail "--from-json"
+cmp -s "$work/report.html" "$work/again.html" || fail "re-rendered report differs"
+
+"$bench" no-such-model >"$work/err.txt" 2>&1
+[[ $? -eq 2 ]] && grep -q "no model 'no-such-model'" "$work/err.txt" || fail "missing model error"
+"$bench" --devices tpu >"$work/err.txt" 2>&1
+[[ $? -eq 2 ]] && grep -q "tpu" "$work/err.txt" || fail "unknown device error"
+echo "infer-bench checks passed"

@@ -1,0 +1,62 @@
+#include "sweep.hpp"
+
+#include "inputs.hpp"
+#include "progress.hpp"
+
+#include <infer/error.hpp>
+
+#include <chrono>
+#include <set>
+
+namespace infer::bench {
+
+std::string Series::label() const {
+    std::string text = device.to_string() + " " + std::string(precision_name(precision));
+    if (pinned) text += *pinned ? " pinned" : " pageable";
+    return text;
+}
+
+std::vector<Record> run_sweep(const Graph& graph, const SweepOptions& options, std::vector<std::string>& notes) {
+    std::vector<Record> records;
+    std::set<std::string> initialized;  // device types whose runtime a session has started
+    Progress progress(options.series.size() * options.batches.size());
+    for (const Series& series : options.series) {
+        for (int64_t batch : options.batches) {
+            const std::string point = series.label() + " batch " + std::to_string(batch);
+            progress.step(point);
+            try {
+                const Batch inputs = make_inputs(graph, batch, options.sequence, series.pinned.value_or(false),
+                                                 series.device);
+                SessionOptions session_options;
+                session_options.device = series.device;
+                session_options.precision = series.precision;
+                session_options.threads = options.threads;
+                Record record;
+                record.series = series;
+                record.batch = batch;
+                // Cold start: what the first request after loading waits for.
+                const auto start = std::chrono::steady_clock::now();
+                Session session(graph, session_options);
+                MeasureOptions first = options.measure;
+                {
+                    Batch outputs = session.run(inputs);
+                    for (const auto& [name, tensor] : outputs) (void)tensor.to(Device::CPU);
+                }
+                record.cold_start_ms =
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+                record.cold_start_includes_runtime_init = initialized.insert(series.device.type).second;
+                first.pinned_outputs = series.pinned.value_or(false);
+                record.measurement = measure(session, inputs, batch, first);
+                record.memory = session.memory();
+                record.fallback_nodes = session.placement().fallbacks();
+                records.push_back(std::move(record));
+            } catch (const Error& e) {
+                notes.push_back(point + ": not measured: " + e.what());
+            }
+        }
+    }
+    progress.finish();
+    return records;
+}
+
+}  // namespace infer::bench

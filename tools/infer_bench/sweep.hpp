@@ -1,0 +1,43 @@
+#pragma once
+// The sweep: every device × precision × host memory × batch, each measured in a fresh session
+// so that its cold start (session, plan, weight upload, first run) is its own.
+#include <infer/measure.hpp>
+#include <infer/memory.hpp>
+#include <infer/session.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace infer::bench {
+
+struct Series {
+    Device device;
+    Precision precision;
+    std::optional<bool> pinned;  // host memory of inputs and outputs; none on the CPU
+    std::string label() const;   // "cpu f32", "cuda:0 f16 pinned"
+};
+
+struct Record {
+    Series series;
+    int64_t batch = 1;
+    Measurement measurement;
+    double cold_start_ms = 0;
+    bool cold_start_includes_runtime_init = false;  // the first session on this device type
+    MemoryEstimate memory;
+    size_t fallback_nodes = 0;
+};
+
+struct SweepOptions {
+    std::vector<Series> series;
+    std::vector<int64_t> batches;
+    int64_t sequence = 128;
+    int threads = 0;
+    MeasureOptions measure;
+};
+
+// Measures every point; a point that cannot run (too big for the device, unsupported) is
+// skipped with a line in `notes`.
+std::vector<Record> run_sweep(const Graph& graph, const SweepOptions& options, std::vector<std::string>& notes);
+
+}  // namespace infer::bench
