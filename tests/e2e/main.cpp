@@ -3,6 +3,9 @@
 //                   when the device is not available in this build or on this machine
 //   --models        the tests selected need the prepared models: exit 77 with a message when
 //                   the cache is absent (run scripts/models/prepare.sh)
+//   --architectures the tests selected need at least one of the random-weight architectures:
+//                   exit 77 with a message when none is prepared (each one missing is skipped
+//                   with a warning by the test itself)
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
@@ -28,6 +31,12 @@ const std::filesystem::path& model_cache() {
 }
 
 const infer::Device& device_under_test() { return g_device; }
+
+const std::vector<std::string>& architecture_models() {
+    static const std::vector<std::string> names{"distilbert-base-random", "bert-base-random", "gpt2-small-random",
+                                                "resnet50-random", "vit-base-random"};
+    return names;
+}
 
 std::vector<std::vector<float>> mean_pool_normalized(const infer::Tensor& hidden, const infer::Tensor& mask) {
     const auto values = hidden.to_vector<float>();
@@ -70,13 +79,14 @@ double cosine(const std::vector<float>& a, const std::vector<float>& b) {
 
 int main(int argc, char** argv) {
     constexpr int kSkipped = 77;
-    bool needs_models = false;
+    bool needs_models = false, needs_architectures = false;
     std::vector<char*> catch_args{argv[0]};
     try {
         for (int i = 1; i < argc; ++i) {
             const std::string arg = argv[i];
             if (arg == "--device" && i + 1 < argc) e2e::g_device = infer::Device::parse(argv[++i]);
             else if (arg == "--models") needs_models = true;
+            else if (arg == "--architectures") needs_architectures = true;
             else catch_args.push_back(argv[i]);
         }
     } catch (const std::exception& e) {
@@ -93,6 +103,14 @@ int main(int argc, char** argv) {
     }
     if (needs_models && !std::filesystem::exists(e2e::model_cache() / "all-MiniLM-L6-v2" / "manifest.json")) {
         std::cout << "e2e: no prepared models in " << e2e::model_cache().string()
+                  << " (run scripts/models/prepare.sh): skipping\n";
+        return kSkipped;
+    }
+    if (needs_architectures &&
+        std::none_of(e2e::architecture_models().begin(), e2e::architecture_models().end(), [](const std::string& name) {
+            return std::filesystem::exists(e2e::model_cache() / name / "manifest.json");
+        })) {
+        std::cout << "e2e: none of the random-weight architectures is prepared in " << e2e::model_cache().string()
                   << " (run scripts/models/prepare.sh): skipping\n";
         return kSkipped;
     }
