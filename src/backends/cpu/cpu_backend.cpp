@@ -6,7 +6,6 @@
 
 #include <infer/error.hpp>
 
-#include <cblas.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -97,7 +96,7 @@ std::shared_ptr<Backend> make_cpu_backend() { return std::make_shared<CpuBackend
 void set_thread_count(int threads) {
     const int resolved =
         threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    openblas_set_num_threads(resolved);
+    // OpenBLAS stays single-threaded (kernels/blas.hpp): the pool is the only one.
     set_pool_thread_count(resolved);
 }
 

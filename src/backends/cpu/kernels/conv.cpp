@@ -1,13 +1,13 @@
 // Conv over [N, C, spatial...] with any number of spatial axes: im2col into the workspace, then
 // one sgemm per image and group, and the bias added per output channel. Depthwise 1-D and 2-D
 // convolutions, where that GEMM would have a single row, are summed directly instead.
+#include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 #include "backends/cpu/kernels/register.hpp"
 #include "core/ops/shape_functions.hpp"
 
-#include <cblas.h>
 
 #include <algorithm>
 #include <cstring>
@@ -143,12 +143,9 @@ void grouped_gemm(const KernelContext& ctx, const float* x, const float* w, cons
         for (int64_t k = 0; k < group; ++k) {
             const float* in = x + (n * group + k) * g.channels * g.input_size;
             if (!direct) im2col(in, g, col);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(group_out),
-                        static_cast<blasint>(g.positions), static_cast<blasint>(rows), 1.0f,
-                        w + k * group_out * rows, static_cast<blasint>(rows), direct ? in : col,
-                        static_cast<blasint>(g.positions), 0.0f,
-                        y + (n * out_channels + k * group_out) * g.positions,
-                        static_cast<blasint>(g.positions));
+            sgemm(false, false, group_out, g.positions, rows, 1.0f, w + k * group_out * rows, rows,
+                  direct ? in : col, g.positions, 0.0f, y + (n * out_channels + k * group_out) * g.positions,
+                  g.positions);
         }
     }
 }

@@ -1,4 +1,5 @@
-// MatMul (NumPy semantics, broadcast batch dimensions) and Gemm, through OpenBLAS sgemm.
+// MatMul (NumPy semantics, broadcast batch dimensions) and Gemm, through blas.hpp.
+#include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/broadcast.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
@@ -6,27 +7,12 @@
 #include "backends/cpu/kernels/register.hpp"
 #include "backends/cpu/kernels/strided_copy.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cstring>
 
 namespace infer::cpu {
 
 namespace {
-
-// Below this many multiply-adds OpenBLAS runs sgemm on one thread (its own threshold), so a
-// batch of such products is better spread over our pool, one product per task.
-constexpr int64_t kSingleThreadedGemm = 65536 * 4;
-
-void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
-                static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
-                static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
-                static_cast<blasint>(ldc));
-}
 
 void matmul_kernel(KernelContext& ctx) {
     require_same_dtype(ctx, 0, 1);
@@ -63,16 +49,18 @@ void matmul_kernel(KernelContext& ctx) {
     const int64_t length = rows.row_length();
     const auto steps = rows.inner_strides();  // no structured binding: clang < 16 cannot capture one
     const int64_t step_a = steps[0], step_b = steps[1];
+    // Many products (attention: batch × heads): one per task, each on one thread. Few: one
+    // after the other, each split over the pool.
+    const bool many = rows.rows() * length >= pool_thread_count();
     const auto multiply_rows = [&](int64_t begin, int64_t end) {
         rows.for_rows(begin, end, [&](int64_t o, const StridedRows<2>::Offsets& in) {
             for (int64_t i = 0; i < length; ++i)
-                sgemm(false, false, m, n, k, 1.0f, pa + in[0] + i * step_a, k,
-                      pb + in[1] + i * step_b, n, 0.0f, pc + (o + i) * m * n, n);
+                (many ? sgemm_serial : sgemm)(false, false, m, n, k, 1.0f, pa + in[0] + i * step_a, k,
+                                              pb + in[1] + i * step_b, n, 0.0f, pc + (o + i) * m * n, n);
         });
     };
-    if (m * n * k < kSingleThreadedGemm)
-        parallel_for(rows.rows(), std::max<int64_t>(1, kSingleThreadedGemm / (m * n * k * length)),
-                     multiply_rows);
+    if (many)
+        parallel_for(rows.rows(), std::max<int64_t>(1, kParallelGemmWork / (m * n * k * length)), multiply_rows);
     else
         multiply_rows(0, rows.rows());
 }

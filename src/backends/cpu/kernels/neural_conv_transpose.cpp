@@ -1,13 +1,13 @@
 // ConvTranspose over [N, C, spatial...] with weights [C, M/group, kernel...]: per image and
 // group one sgemm forms every (output channel, tap) x input position product, and col2im adds
 // each into the output position it lands on (stride, dilation and padding applied there).
+#include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/neural_kernels.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 #include "core/ops/shapes_neural.hpp"
 
-#include <cblas.h>
 
 #include <algorithm>
 #include <cstring>
@@ -84,11 +84,8 @@ void conv_transpose_kernel(KernelContext& ctx) {
     for (int64_t n = 0; n < images && group_in > 0; ++n) {
         for (int64_t g = 0; g < group; ++g) {
             // col [group_out * taps, in] = W_g^T [group_out * taps, group_in] x X_g [group_in, in]
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<blasint>(rows),
-                        static_cast<blasint>(z.in), static_cast<blasint>(group_in), 1.0f,
-                        w.data<float>() + g * group_in * rows, static_cast<blasint>(rows),
-                        x.data<float>() + (n * xd[1] + g * group_in) * z.in,
-                        static_cast<blasint>(z.in), 0.0f, col, static_cast<blasint>(z.in));
+            sgemm(true, false, rows, z.in, group_in, 1.0f, w.data<float>() + g * group_in * rows, rows,
+                  x.data<float>() + (n * xd[1] + g * group_in) * z.in, z.in, 0.0f, col, z.in);
             col2im(col, axes, z, group_out, py + (n * out_channels + g * group_out) * z.out);
         }
     }

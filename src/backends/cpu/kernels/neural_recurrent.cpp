@@ -2,6 +2,7 @@
 // input projections of every step come from one sgemm; each step then adds H_{t-1} R^T (one
 // sgemm over the batch) and applies the cell. Steps past a sequence's length leave its state
 // alone and write zeros to Y, as ONNX asks.
+#include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/neural_kernels.hpp"
@@ -94,9 +95,7 @@ struct Geometry {
 };
 
 void gemm_nt(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<blasint>(m), static_cast<blasint>(n),
-                static_cast<blasint>(k), 1.0f, a, static_cast<blasint>(k), b, static_cast<blasint>(k), 0.0f, c,
-                static_cast<blasint>(n));
+    sgemm(false, true, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n);
 }
 
 void recurrent(KernelContext& ctx, Cell cell) {

@@ -1,0 +1,24 @@
+#pragma once
+// Single-precision matrix products for the CPU kernels, row-major, through OpenBLAS.
+//
+// The process has one thread pool, ours. OpenBLAS runs single-threaded: its own threads spin
+// between calls, and two pools on the same cores fight each other (on a 16-core machine that
+// made DistilBERT five times slower than ONNX Runtime). A product large enough to share is
+// split into blocks of rows (or of columns, when it is wide) over our pool instead.
+#include <cstdint>
+
+namespace infer::cpu {
+
+// C = alpha * op(A) op(B) + beta * C, op(A) m×k, op(B) k×n; parallel over the pool when large,
+// inline when called from inside a pool task.
+void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+// The same on the calling thread only, for callers that already spread products over the pool.
+void sgemm_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                  int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+// Multiply-adds below which a product is not worth splitting across threads.
+inline constexpr int64_t kParallelGemmWork = int64_t{1} << 19;
+
+}  // namespace infer::cpu
