@@ -13,6 +13,10 @@
 #   scripts/gpu-check.sh bench         build infer-bench, then DistilBERT-base at sequence 128,
 #                                      batches 1-256, f32/f16, pinned/pageable, cpu and cuda, and
 #                                      the peers (ONNX Runtime, PyTorch): JSON and report in logs
+#   scripts/gpu-check.sh cpu           build infer-bench, then DistilBERT-base on the CPU alone at
+#                                      a few batches, once per OpenBLAS kernel choice in
+#                                      $INFER_CPU_CORETYPES (default: the detected one), with
+#                                      ONNX Runtime beside it and the ops that took the time
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -51,7 +55,7 @@ targets=(cuda_transfer_tests cuda_device_tests cuda_graph_tests cuda_encoder_tes
          cuda_timing_tests)
 [[ $mode == conformance ]] && targets=(infer-run onnx_conformance)
 [[ $mode == models ]] && targets=(e2e_tests embed)
-[[ $mode == bench ]] && targets=(infer-bench)
+[[ $mode == bench || $mode == cpu ]] && targets=(infer-bench)
 start=$SECONDS
 if ! { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
          -DCMAKE_CUDA_ARCHITECTURES=90 -DProtobuf_ROOT="$prefix/usr" -DBLA_VENDOR=OpenBLAS \
@@ -102,6 +106,33 @@ if [[ $mode == bench ]]; then
   cat "$logs/peers.log"
   [[ -f "$logs/bench-with-peers.json" ]] &&
     build-gpu/bin/infer-bench --from-json "$logs/bench-with-peers.json" --report "$logs/report.html" >/dev/null
+  echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
+  exit $status
+fi
+if [[ $mode == cpu ]]; then
+  echo "gpu-check: built in $((SECONDS - start)) s"
+  lscpu | grep -E "Model name|^CPU\(s\)|Thread|Flags" | sed 's/\(Flags:.\{0,40\}\).*\(avx512[a-z_0-9]*\|amx[a-z_0-9]*\).*/\1 ... (has avx512\/amx)/'
+  INFER_PYTHON=python3 timeout 300 scripts/models/prepare.sh distilbert-base-random >"$logs/prepare.log" 2>&1 ||
+    { tail -n 20 "$logs/prepare.log"; exit 1; }
+  for coretype in ${INFER_CPU_CORETYPES:-detected}; do
+    tag=cpu-$coretype
+    ( [[ $coretype != detected ]] && export OPENBLAS_CORETYPE=$coretype
+      timeout 240 build-gpu/bin/infer-bench distilbert-base-random --devices cpu --seq 128 \
+        --batch "${INFER_BENCH_BATCHES:-1,8,32}" --precision f32 --warmup 2 --min-runs 5 --profiled-runs 3 \
+        --min-time 1 --json "$logs/$tag.json" ${INFER_BENCH_ARGS:-} ) >"$logs/$tag.log" 2>&1 || status=1
+    echo "== OPENBLAS_CORETYPE=$coretype"
+    cat "$logs/$tag.log"
+    python3 - "$logs/$tag.json" <<'PY' || status=1
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for m in doc["measurements"]:
+    ops = ", ".join(f'{o["op"]} {o["ms"]:.2f}' for o in m.get("top_ops_ms", []))
+    print(f'batch {m["batch"]}: median {m["latency_ms"]["median"]:.2f} ms; ops (ms): {ops}')
+PY
+  done
+  timeout 300 python3 bench/peers/compare.py --no-torch-cpu "$logs/cpu-detected.json" --out "$logs/cpu-with-peers.json" \
+    >"$logs/peers.log" 2>&1 || status=1
+  cat "$logs/peers.log"
   echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
   exit $status
 fi

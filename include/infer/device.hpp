@@ -35,7 +35,7 @@ struct DeviceProperties {
     uint64_t total_memory_bytes = 0;
     uint64_t free_memory_bytes = 0;
     std::string compute_capability;   // "9.0" on CUDA, empty elsewhere
-    std::string driver;               // "CUDA driver 13.0, runtime 13.0" on CUDA, empty elsewhere
+    std::string driver;               // CUDA: "CUDA driver 13.0, runtime 13.0"; CPU: the BLAS and its kernels
     int cores = 0;                    // CPU cores or CUDA multiprocessors
     bool host_accessible = false;     // the CPU can read its buffers directly
 };

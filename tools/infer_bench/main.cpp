@@ -129,6 +129,10 @@ int main(int argc, char** argv) {
                                     ", so only the CPU was measured");
                 else throw DeviceError("device " + device.to_string() + " is not available");
             }
+            const std::string cpu_blas = device_properties(Device::CPU).driver;
+            if (std::find(devices.begin(), devices.end(), Device::CPU) != devices.end() &&
+                cpu_blas.find("generic for this CPU") != std::string::npos)
+                notes.push_back("cpu: " + cpu_blas + "; the CPU figures are slower than this machine allows");
             if (estimate) {
                 int status = 0;
                 for (const Device& device : devices)
@@ -169,6 +173,7 @@ int main(int argc, char** argv) {
         std::printf("%s on %s (%d cores)", document["model"]["name"].get<std::string>().c_str(),
                     m["cpu_model"].get<std::string>().c_str(), m["cpu_cores"].get<int>());
         for (const auto& gpu : m["gpus"]) std::printf(", %s", gpu["name"].get<std::string>().c_str());
+        if (m.contains("cpu_blas")) std::printf("\nCPU matrix products: %s", m["cpu_blas"].get<std::string>().c_str());
         std::printf("\n%s", bench::results_table(document).c_str());
         if (!json_path.empty()) {
             write_file(json_path, document.dump(1) + "\n");

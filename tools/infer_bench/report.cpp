@@ -162,6 +162,7 @@ std::string render_header(const json& doc) {
     if (auto sequence = number(model, "sequence")) html << ", sequence " << format_count(*sequence);
     html << "</h1>\n<p class=\"machine\">CPU: " << escape_html(text(machine, "cpu_model", "unknown CPU"));
     if (auto cores = number(machine, "cpu_cores")) html << " (" << format_count(*cores) << " cores)";
+    if (machine.contains("cpu_blas")) html << "; matrix products: " << escape_html(text(machine, "cpu_blas", ""));
     html << "</p>\n";
     const std::vector<const json*> gpus = array_items(machine, "gpus");
     if (gpus.empty()) html << "<p class=\"machine\">GPU: no GPU present</p>\n";

@@ -55,6 +55,7 @@ nlohmann::json machine_json() {
     }
     return {{"cpu_model", cpu_model()},
             {"cpu_cores", std::thread::hardware_concurrency()},
+            {"cpu_blas", device_properties(Device::CPU).driver},
             {"gpu_present", !gpus.empty()},
             {"gpus", gpus}};
 }

@@ -1,6 +1,7 @@
 // The CPU backend: 64-byte aligned host memory and the kernels of kernels/*.cpp.
 #include "backends/cpu/cpu_backend.hpp"
 
+#include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 #include "backends/cpu/kernels/register.hpp"
 
@@ -74,6 +75,7 @@ public:
         p.free_memory_bytes = meminfo_bytes("MemAvailable");
         if (p.free_memory_bytes == 0) p.free_memory_bytes = sysconf_bytes(_SC_AVPHYS_PAGES);
         p.cores = static_cast<int>(std::thread::hardware_concurrency());
+        p.driver = blas_description();
         p.host_accessible = true;
         return p;
     }

@@ -2,10 +2,10 @@
 // Single-precision matrix products for the CPU kernels, row-major, through OpenBLAS.
 //
 // The process has one thread pool, ours. OpenBLAS runs single-threaded: its own threads spin
-// between calls, and two pools on the same cores fight each other (on a 16-core machine that
-// made DistilBERT five times slower than ONNX Runtime). A product large enough to share is
-// split into blocks of rows (or of columns, when it is wide) over our pool instead.
+// between calls, and two pools on the same cores would fight each other. A product large
+// enough to share is split into blocks of rows (or of columns, when it is wide) over our pool.
 #include <cstdint>
+#include <string>
 
 namespace infer::cpu {
 
@@ -17,6 +17,11 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
 // The same on the calling thread only, for callers that already spread products over the pool.
 void sgemm_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                   int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+// Which BLAS this is and which kernels it picked for this CPU, e.g. "OpenBLAS 0.3.21 ...
+// (kernels: SkylakeX)": a generic kernel choice on a new CPU costs a large factor, so benchmarks
+// record it.
+std::string blas_description();
 
 // Multiply-adds below which a product is not worth splitting across threads.
 inline constexpr int64_t kParallelGemmWork = int64_t{1} << 19;
