@@ -17,6 +17,9 @@ const std::vector<std::pair<Shape, Shape>> kBinaryShapes{
     {{2, 3, 4}, {2, 3, 4}}, {{2, 3, 4}, {4}},      {{2, 1, 4}, {3, 1}},
     {{17}, {}},             {{1, 33}, {17, 1}},    {{3, 1, 17}, {1, 5, 1}},
     {{64, 1000}, {1000}},   {{7, 1, 4099}, {1, 5, 1}},  // large: vector loops, threads, tails
+    // Rows long enough to be cut into pieces across threads: one merged row of 120003, a
+    // scalar operand, and several long rows against a broadcast one.
+    {{3, 40001}, {3, 40001}}, {{70001}, {}}, {{2, 3, 33001}, {33001}},
 };
 
 void add_binary(std::vector<Case>& cases, const std::string& op, Fn2 f, Fill a_fill = Fill::signed_values,
@@ -101,7 +104,7 @@ std::vector<Case> elementwise_cases() {
 
     for (const auto& [c, a, b] : {std::tuple<Shape, Shape, Shape>{{2, 3, 4}, {2, 3, 4}, {2, 3, 4}},
                                   {{2, 3, 4}, {4}, {}}, {{3, 1}, {2, 1, 17}, {17}}, {{33}, {1}, {33}},
-                                  {{64, 1000}, {64, 1000}, {1000}}})
+                                  {{64, 1000}, {64, 1000}, {1000}}, {{2, 40001}, {2, 40001}, {}}})
         cases.push_back({"Where", c.to_string() + " " + pair_label(a, b), {booleans("C", c), x("X", a), x("Y", b)},
                          node("Where"),
                          [](const auto& in, DType) { return std::vector{ref::where(in[0], in[1], in[2])}; }});

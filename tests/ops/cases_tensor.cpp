@@ -144,7 +144,8 @@ std::vector<Case> tensor_cases() {
 
     // Expand broadcasts both ways: the target may be smaller than the input in a dimension.
     for (const auto& [in, target] : {std::pair<Shape, Dims>{{3, 1}, {3, 4}}, {{3, 1}, {2, 1, 17}},
-                                     {{4}, {2, 3, 4}}, {{2, 1, 5}, {3, 1}}, {{}, {5, 3}}, {{1, 1000}, {64, 1000}}})
+                                     {{4}, {2, 3, 4}}, {{2, 1, 5}, {3, 1}}, {{}, {5, 3}}, {{1, 1000}, {64, 1000}},
+                                     {{1, 40001}, {3, 40001}}})
         c.push_back(unary_case("Expand", in.to_string() + " to " + dims_label(target), x("X", in),
                                node("Expand", {}, {arg(0), ints(target)}),
                                [target](const RefTensor& v) { return ref::expand(v, target); }));

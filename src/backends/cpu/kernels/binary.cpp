@@ -13,37 +13,6 @@ namespace infer::cpu {
 
 namespace {
 
-// out = op(a, b) over the broadcast of `a` and `b`. The row loops are split by stride so the
-// common cases (both contiguous, one scalar per row) compile to vector code.
-template <class T, class R, class Op>
-void broadcast_binary(const T* a, const Shape& a_shape, const T* b, const Shape& b_shape, R* out,
-                      const Shape& out_shape, Op op) {
-    const auto rows = StridedRows<2>::broadcast(out_shape, {&a_shape, &b_shape});
-    const int64_t n = rows.row_length();
-    // Plain variables, not a structured binding: clang before 16 cannot capture bindings.
-    const auto strides = rows.inner_strides();
-    const int64_t sa = strides[0], sb = strides[1];
-    parallel_for(rows.rows(), grain_for(n), [&](int64_t begin, int64_t end) {
-        rows.for_rows(begin, end, [&](int64_t o, const StridedRows<2>::Offsets& in) {
-            const T* x = a + in[0];
-            const T* y = b + in[1];
-            R* z = out + o;
-            if (sa == 1 && sb == 1) {
-                for (int64_t i = 0; i < n; ++i) z[i] = op(x[i], y[i]);
-            } else if (sa == 1) {
-                const T v = *y;
-                for (int64_t i = 0; i < n; ++i) z[i] = op(x[i], v);
-            } else if (sb == 1) {
-                const T v = *x;
-                for (int64_t i = 0; i < n; ++i) z[i] = op(v, y[i]);
-            } else {
-                const R v = op(*x, *y);
-                for (int64_t i = 0; i < n; ++i) z[i] = v;
-            }
-        });
-    });
-}
-
 template <class T, class R, class Op>
 Kernel binary_kernel(Op op) {
     return [op](KernelContext& ctx) {
@@ -51,7 +20,7 @@ Kernel binary_kernel(Op op) {
         const Tensor& a = ctx.input(0);
         const Tensor& b = ctx.input(1);
         Tensor& out = ctx.output(0);
-        broadcast_binary<T, R>(a.data<T>(), a.shape(), b.data<T>(), b.shape(), out.data<R>(),
+        broadcast_apply<T, R>(a.data<T>(), a.shape(), b.data<T>(), b.shape(), out.data<R>(),
                                out.shape(), op);
     };
 }
@@ -91,7 +60,7 @@ void pow_kernel(KernelContext& ctx) {
     } else {
         unsupported(ctx, "exponent of dtype " + std::string(dtype_name(exponent.dtype())));
     }
-    broadcast_binary<float, float>(base.data<float>(), base.shape(), e, exponent.shape(),
+    broadcast_apply<float, float>(base.data<float>(), base.shape(), e, exponent.shape(),
                                    out.data<float>(), out.shape(), op);
 }
 
@@ -100,17 +69,14 @@ template <class Word>
 void where_words(const uint8_t* cond, const Shape& c_shape, const Word* x, const Shape& x_shape,
                  const Word* y, const Shape& y_shape, Word* out, const Shape& out_shape) {
     const auto rows = StridedRows<3>::broadcast(out_shape, {&c_shape, &x_shape, &y_shape});
-    const int64_t n = rows.row_length();
     const auto strides = rows.inner_strides();
     const int64_t sc = strides[0], sx = strides[1], sy = strides[2];
-    parallel_for(rows.rows(), grain_for(n), [&](int64_t begin, int64_t end) {
-        rows.for_rows(begin, end, [&](int64_t o, const StridedRows<3>::Offsets& in) {
-            const uint8_t* c = cond + in[0];
-            const Word* xs = x + in[1];
-            const Word* ys = y + in[2];
-            Word* z = out + o;
-            for (int64_t i = 0; i < n; ++i) z[i] = c[i * sc] ? xs[i * sx] : ys[i * sy];
-        });
+    rows.parallel_pieces([&](int64_t o, const StridedRows<3>::Offsets& in, int64_t n) {
+        const uint8_t* c = cond + in[0];
+        const Word* xs = x + in[1];
+        const Word* ys = y + in[2];
+        Word* z = out + o;
+        for (int64_t i = 0; i < n; ++i) z[i] = c[i * sc] ? xs[i * sx] : ys[i * sy];
     });
 }
 

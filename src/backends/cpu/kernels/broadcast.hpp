@@ -2,9 +2,12 @@
 // Walks a dense output and N strided inputs together, in rows: the innermost dimension after
 // merging every run of dimensions that all operands traverse contiguously. Broadcast inputs
 // have stride 0 along the dimensions they repeat, so one loop serves elementwise ops,
-// Expand, Transpose and Slice alike; rows can be handed to parallel_for.
+// Expand, Transpose and Slice alike; parallel_pieces spreads the rows over the thread pool.
+#include "backends/cpu/kernels/parallel.hpp"
+
 #include <infer/shape.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -95,6 +98,33 @@ public:
         }
     }
 
+    // Calls piece(output_offset, input_offsets, length) over the whole output, spread over the
+    // thread pool. Rows longer than two pieces are cut into pieces: operands that merge into a
+    // single row (two tensors of one shape, a tensor and a scalar) must still use every thread.
+    template <class Piece>
+    void parallel_pieces(Piece&& piece) const {
+        constexpr int64_t kPiece = 16384;  // elements: large enough to hide the scheduling cost
+        const int64_t n = row_length_;
+        if (n <= 2 * kPiece) {
+            parallel_for(rows_, grain_for(n, kPiece), [&](int64_t begin, int64_t end) {
+                for_rows(begin, end, [&](int64_t o, const Offsets& in) { piece(o, in, n); });
+            });
+            return;
+        }
+        const int64_t per_row = (n + kPiece - 1) / kPiece;
+        const int64_t length = (n + per_row - 1) / per_row;
+        parallel_for(rows_ * per_row, 1, [&](int64_t begin, int64_t end) {
+            for (int64_t p = begin; p < end; ++p) {
+                const int64_t row = p / per_row, start = (p % per_row) * length;
+                for_rows(row, row + 1, [&](int64_t o, const Offsets& in) {
+                    Offsets shifted = in;
+                    for (size_t k = 0; k < N; ++k) shifted[k] += start * inner_strides_[k];
+                    piece(o + start, shifted, std::min(length, n - start));
+                });
+            }
+        });
+    }
+
 private:
     // Whether dimension d folds into the previous kept one for every operand (the dense
     // output always folds).
@@ -113,5 +143,36 @@ private:
     int64_t rows_ = 0;
     bool empty_ = false;
 };
+
+// out = op(a, b) over the broadcast of `a` and `b` to `out_shape`, in parallel. The loops are
+// split by stride so the common cases (both contiguous, one operand fixed along the row)
+// compile to vector code.
+template <class T, class R, class Op>
+void broadcast_apply(const T* a, const Shape& a_shape, const T* b, const Shape& b_shape, R* out,
+                     const Shape& out_shape, Op op) {
+    const auto rows = StridedRows<2>::broadcast(out_shape, {&a_shape, &b_shape});
+    // Plain variables, not a structured binding: clang before 16 cannot capture bindings.
+    const auto strides = rows.inner_strides();
+    const int64_t sa = strides[0], sb = strides[1];
+    rows.parallel_pieces([&](int64_t o, const StridedRows<2>::Offsets& in, int64_t n) {
+        const T* x = a + in[0];
+        const T* y = b + in[1];
+        R* z = out + o;
+        if (sa == 1 && sb == 1) {
+            for (int64_t i = 0; i < n; ++i) z[i] = op(x[i], y[i]);
+        } else if (sa == 1 && sb == 0) {
+            const T v = *y;
+            for (int64_t i = 0; i < n; ++i) z[i] = op(x[i], v);
+        } else if (sa == 0 && sb == 1) {
+            const T v = *x;
+            for (int64_t i = 0; i < n; ++i) z[i] = op(v, y[i]);
+        } else if (sa == 0 && sb == 0) {
+            const R v = op(*x, *y);
+            for (int64_t i = 0; i < n; ++i) z[i] = v;
+        } else {
+            for (int64_t i = 0; i < n; ++i) z[i] = op(x[i * sa], y[i * sb]);
+        }
+    });
+}
 
 }  // namespace infer::cpu

@@ -20,10 +20,10 @@ Kernel fold_inputs(Op op, bool mean = false) {
             require_same_dtype(ctx, 0, k);
             const Tensor& x = ctx.input(k);
             if (k == 0)
-                math::broadcast_apply<T, T>(y, out.shape(), x.data<T>(), x.shape(), y, out.shape(),
+                broadcast_apply<T, T>(y, out.shape(), x.data<T>(), x.shape(), y, out.shape(),
                                             [](T, T b) { return b; });
             else
-                math::broadcast_apply<T, T>(y, out.shape(), x.data<T>(), x.shape(), y, out.shape(),
+                broadcast_apply<T, T>(y, out.shape(), x.data<T>(), x.shape(), y, out.shape(),
                                             op);
         }
         if (mean) {

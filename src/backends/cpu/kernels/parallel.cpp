@@ -1,9 +1,12 @@
 // A small work-sharing pool: each parallel_for posts one job; the caller and idle workers take
-// chunks of it from an atomic counter until none are left.
+// chunks of it from an atomic counter until none are left. A model runs hundreds of small
+// kernels in a row, and waking a sleeping thread (a futex call) costs about as much as a small
+// kernel, so idle workers and a waiting caller spin for a moment before they sleep.
 #include "backends/cpu/kernels/parallel.hpp"
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -18,6 +21,27 @@ namespace infer::cpu {
 namespace {
 
 thread_local bool t_inside_pool = false;
+
+// How long a thread polls before it blocks: longer than the gap between two kernels of a run,
+// short enough that an idle process gives its cores back almost at once.
+constexpr auto kSpin = std::chrono::microseconds(100);
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+// Polls `ready` until it returns true or kSpin has passed; returns its last answer.
+template <class Ready>
+bool spin_until(Ready ready) {
+    const auto deadline = std::chrono::steady_clock::now() + kSpin;
+    for (int i = 0;; ++i) {
+        if (ready()) return true;
+        cpu_relax();
+        if (i % 64 == 63 && std::chrono::steady_clock::now() > deadline) return ready();
+    }
+}
 
 struct Job {
     RangeBody run;
@@ -57,6 +81,7 @@ public:
         {
             std::lock_guard lock(mutex_);
             stopping_ = true;
+            stopping_flag_ = true;
         }
         wake_.notify_all();
         for (auto& w : workers_) w.join();
@@ -74,12 +99,14 @@ public:
         {
             std::lock_guard lock(mutex_);
             for (int64_t i = 0; i < helpers; ++i) queue_.push_back(job);
+            queued_.fetch_add(helpers, std::memory_order_release);
         }
         if (helpers == 1)
             wake_.notify_one();
         else
             wake_.notify_all();
         job->work();
+        spin_until([&] { return job->finished.load(std::memory_order_acquire) == job->chunks; });
         std::unique_lock lock(job->mutex);
         job->all_done.wait(lock, [&] { return job->finished.load() == job->chunks; });
         if (job->error) std::rethrow_exception(job->error);
@@ -89,6 +116,7 @@ private:
     void serve() {
         t_inside_pool = true;
         for (;;) {
+            spin_until([&] { return queued_.load(std::memory_order_acquire) > 0 || stopping_flag_.load(); });
             std::shared_ptr<Job> job;
             {
                 std::unique_lock lock(mutex_);
@@ -96,6 +124,7 @@ private:
                 if (queue_.empty()) return;
                 job = std::move(queue_.front());
                 queue_.pop_front();
+                queued_.fetch_sub(1, std::memory_order_relaxed);
             }
             job->work();
         }
@@ -106,6 +135,9 @@ private:
     std::condition_variable wake_;
     std::deque<std::shared_ptr<Job>> queue_;
     bool stopping_ = false;
+    // Lock-free mirrors of queue_.size() and stopping_ for spinning workers to poll.
+    std::atomic<int64_t> queued_{0};
+    std::atomic<bool> stopping_flag_{false};
     std::vector<std::thread> workers_;
 };
 

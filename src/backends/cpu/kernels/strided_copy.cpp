@@ -15,18 +15,15 @@ namespace {
 
 template <class Word>
 void copy_rows(char* dst, const char* src, const StridedRows<1>& rows) {
-    const int64_t length = rows.row_length();
     const int64_t step = rows.inner_strides()[0];
-    parallel_for(rows.rows(), grain_for(length), [&](int64_t begin, int64_t end) {
-        rows.for_rows(begin, end, [&](int64_t out, const StridedRows<1>::Offsets& in) {
-            Word* d = reinterpret_cast<Word*>(dst) + out;
-            const Word* s = reinterpret_cast<const Word*>(src) + in[0];
-            if (step == 1) {
-                std::memcpy(d, s, static_cast<size_t>(length) * sizeof(Word));
-            } else {
-                for (int64_t i = 0; i < length; ++i) d[i] = s[i * step];
-            }
-        });
+    rows.parallel_pieces([&](int64_t out, const StridedRows<1>::Offsets& in, int64_t length) {
+        Word* d = reinterpret_cast<Word*>(dst) + out;
+        const Word* s = reinterpret_cast<const Word*>(src) + in[0];
+        if (step == 1) {
+            std::memcpy(d, s, static_cast<size_t>(length) * sizeof(Word));
+        } else {
+            for (int64_t i = 0; i < length; ++i) d[i] = s[i * step];
+        }
     });
 }
 
