@@ -14,8 +14,14 @@ mkdir -p "$out"
 build/bin/infer-bench all-MiniLM-L6-v2 --devices cpu,cuda --precision f32,f16 --batch 1,2,4,8,16,32 \
   --min-time 0.5 --json "$out/bench.json" --report "$out/report.html" "$@"
 
-# The peers need onnxruntime (and torch for the GPU): the venv prepare.sh made has them.
+# The peers need onnxruntime (and torch for the GPU): the venv prepare.sh made has torch, and
+# gets onnxruntime here from PyPI when it lacks it (where there is no registry, the peers are
+# left out with a message).
 python=${INFER_PYTHON:-${INFER_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/infer/venv}/bin/python}
+if [[ -x "$python" ]] && ! "$python" -c "import onnxruntime" 2>/dev/null; then
+  echo "demo: installing onnxruntime into $("$python" -c 'import sys; print(sys.prefix)')"
+  "$python" -m pip install --quiet onnxruntime || echo "demo: could not install onnxruntime"
+fi
 if [[ -x "$python" ]] && "$python" bench/peers/compare.py "$out/bench.json" --out "$out/bench-with-peers.json"; then
   build/bin/infer-bench --from-json "$out/bench-with-peers.json" --report "$out/report.html" >/dev/null
   echo "demo: report with peers in $out/report.html"
