@@ -160,17 +160,15 @@ void broadcast_apply(const T* a, const Shape& a_shape, const T* b, const Shape& 
         R* z = out + o;
         if (sa == 1 && sb == 1) {
             for (int64_t i = 0; i < n; ++i) z[i] = op(x[i], y[i]);
-        } else if (sa == 1 && sb == 0) {
+        } else if (sa == 1) {
             const T v = *y;
             for (int64_t i = 0; i < n; ++i) z[i] = op(x[i], v);
-        } else if (sa == 0 && sb == 1) {
+        } else if (sb == 1) {
             const T v = *x;
             for (int64_t i = 0; i < n; ++i) z[i] = op(v, y[i]);
-        } else if (sa == 0 && sb == 0) {
+        } else {  // inner strides are 1 or 0 only (see inner_strides), so both are 0 here
             const R v = op(*x, *y);
             for (int64_t i = 0; i < n; ++i) z[i] = v;
-        } else {
-            for (int64_t i = 0; i < n; ++i) z[i] = op(x[i * sa], y[i * sb]);
         }
     });
 }

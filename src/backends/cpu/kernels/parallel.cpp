@@ -81,7 +81,6 @@ public:
         {
             std::lock_guard lock(mutex_);
             stopping_ = true;
-            stopping_flag_ = true;
         }
         wake_.notify_all();
         for (auto& w : workers_) w.join();
@@ -116,7 +115,7 @@ private:
     void serve() {
         t_inside_pool = true;
         for (;;) {
-            spin_until([&] { return queued_.load(std::memory_order_acquire) > 0 || stopping_flag_.load(); });
+            spin_until([&] { return queued_.load(std::memory_order_acquire) > 0 || stopping_.load(); });
             std::shared_ptr<Job> job;
             {
                 std::unique_lock lock(mutex_);
@@ -134,10 +133,10 @@ private:
     std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<std::shared_ptr<Job>> queue_;
-    bool stopping_ = false;
-    // Lock-free mirrors of queue_.size() and stopping_ for spinning workers to poll.
+    // Atomic so that spinning workers can poll it; set under mutex_ so that no sleeper misses it.
+    std::atomic<bool> stopping_{false};
+    // queue_.size(), for spinning workers to poll without taking mutex_.
     std::atomic<int64_t> queued_{0};
-    std::atomic<bool> stopping_flag_{false};
     std::vector<std::thread> workers_;
 };
 
