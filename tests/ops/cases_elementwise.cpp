@@ -20,6 +20,9 @@ const std::vector<std::pair<Shape, Shape>> kBinaryShapes{
     // Rows long enough to be cut into pieces across threads: one merged row of 120003, a
     // scalar operand, and several long rows against a broadcast one.
     {{3, 40001}, {3, 40001}}, {{70001}, {}}, {{2, 3, 33001}, {33001}},
+    // An attention mask's shape: broadcast along a middle axis, rows of 16 that the GPU reads
+    // 4 (f32) or 8 (f16) elements per access.
+    {{4, 2, 16}, {4, 1, 16}},
 };
 
 void add_binary(std::vector<Case>& cases, const std::string& op, Fn2 f, Fill a_fill = Fill::signed_values,

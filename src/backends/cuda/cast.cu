@@ -1,6 +1,6 @@
 // Cast between any two dtypes. Floats go to integers by truncation toward zero, anything goes
 // to bool as "not zero", and f16/bf16 results are rounded to nearest even.
-#include "backends/cuda/device_types.cuh"
+#include "backends/cuda/packed.cuh"
 
 namespace infer::cuda {
 
@@ -21,9 +21,9 @@ __device__ __forceinline__ D narrow(W value) {
 }
 
 template <class S, class D>
-__global__ void cast_kernel(const S* in, D* out, int64_t n) {
-    INFER_GRID_STRIDE(i, n) out[i] = narrow<D>(widen(in[i]));
-}
+struct Convert {
+    __device__ __forceinline__ D operator()(S value) const { return narrow<D>(widen(value)); }
+};
 
 void run_cast(const Launch& l) {
     const DType from = l.ctx.input(0).dtype();
@@ -39,9 +39,8 @@ void run_cast(const Launch& l) {
         using S = typename decltype(from_tag)::type;
         dispatch_all(to, l, [&](auto to_tag) {
             using D = typename decltype(to_tag)::type;
-            cast_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(static_cast<const S*>(l.in(0)),
-                                                               static_cast<D*>(l.out(0)), n);
-            l.check_launch("cast_kernel");
+            launch_map_contiguous(l, static_cast<const S*>(l.in(0)), static_cast<D*>(l.out(0)), n,
+                                  Convert<S, D>{}, "cast_kernel");
         });
     });
 }

@@ -12,10 +12,10 @@ namespace infer::cuda {
 
 namespace {
 
-template <class T>
-__global__ void strided_copy_kernel(T* dst, const T* src, int64_t n, Indexer<2> index) {
-    INFER_GRID_STRIDE(i, n) {
-        int64_t offset[2];
+template <class T, class Index>
+__global__ void strided_copy_kernel(T* dst, const T* src, Index n, Indexer<2, Index> index) {
+    INFER_GRID_STRIDE_AS(Index, i, n) {
+        Index offset[2];
         index.offsets(i, offset);
         dst[offset[0]] = src[offset[1]];
     }
@@ -173,12 +173,15 @@ void launch_strided_copy(const Launch& l, size_t element_size, void* dst,
                          const std::vector<int64_t>& src_strides, const std::vector<int64_t>& dims) {
     const int64_t n = std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
     if (n == 0) return;
-    const auto index = make_indexer<2>(dims, {dst_strides, src_strides}, l);
+    const auto wide = make_indexer<2>(dims, {dst_strides, src_strides}, l);
     dispatch_by_size(element_size, l, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        strided_copy_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(
-            static_cast<T*>(dst), static_cast<const T*>(src), n, index);
-        l.check_launch("strided_copy_kernel");
+        with_narrowest_indexer(wide, n, [&](const auto& index) {
+            using Index = typename std::decay_t<decltype(index)>::IndexType;
+            strided_copy_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(
+                static_cast<T*>(dst), static_cast<const T*>(src), static_cast<Index>(n), index);
+            l.check_launch("strided_copy_kernel");
+        });
     });
 }
 

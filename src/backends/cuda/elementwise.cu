@@ -4,8 +4,11 @@
 #include "backends/cuda/copy.hpp"
 #include "backends/cuda/device_types.cuh"
 #include "backends/cuda/indexing.cuh"
+#include "backends/cuda/packed.cuh"
 
+#include <array>
 #include <cmath>
+#include <type_traits>
 
 namespace infer::cuda {
 
@@ -42,10 +45,12 @@ struct GeluTanh {
     }
 };
 
+// One element through a unary op, in the compute type.
 template <class T, class Op>
-__global__ void unary_kernel(const T* in, T* out, int64_t n, Op op) {
-    INFER_GRID_STRIDE(i, n) out[i] = store<T>(op(load(in[i])));
-}
+struct ApplyUnary {
+    Op op;
+    __device__ __forceinline__ T operator()(T x) const { return store<T>(op(load(x))); }
+};
 
 // kIntegers: the op is also defined on i32/i64 (Relu, Neg, Abs), not only on floats.
 template <bool kIntegers = false, class Op>
@@ -53,9 +58,8 @@ void run_unary_with(const Launch& l, Op op) {
     const int64_t n = l.ctx.output(0).numel();
     const auto launch = [&](auto tag) {
         using T = typename decltype(tag)::type;
-        unary_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(static_cast<const T*>(l.in(0)),
-                                                             static_cast<T*>(l.out(0)), n, op);
-        l.check_launch("unary_kernel");
+        launch_map_contiguous(l, static_cast<const T*>(l.in(0)), static_cast<T*>(l.out(0)), n,
+                              ApplyUnary<T, Op>{op}, "unary_kernel");
     };
     if constexpr (kIntegers) dispatch_numeric(l.ctx.input(0).dtype(), l, launch);
     else dispatch_float(l.ctx.input(0).dtype(), l, launch);
@@ -100,14 +104,65 @@ __device__ __forceinline__ Out store_result(R r) {
     else return store<Out>(r);
 }
 
-template <class T, class Out, class Op>
-__global__ void binary_kernel(const T* a, const T* b, Out* out, int64_t n, Indexer<2> index,
+template <class T, class Out, class Op, class Index>
+__global__ void binary_kernel(const T* a, const T* b, Out* out, Index n, Indexer<2, Index> index,
                               Op op) {
-    INFER_GRID_STRIDE(i, n) {
-        int64_t offset[2];
+    INFER_GRID_STRIDE_AS(Index, i, n) {
+        Index offset[2];
         index.offsets(i, offset);
         out[i] = store_result<Out>(op(load(a[offset[0]]), load(b[offset[1]])));
     }
+}
+
+// V neighbours along an operand's innermost dimension: one vector load where it is contiguous
+// there, one scalar load where it is broadcast.
+template <int V, class T>
+__device__ __forceinline__ void load_neighbours(const T* p, bool contiguous, Compute<T> (&x)[V]) {
+    if (contiguous) {
+        const Pack<T, V> pack = *reinterpret_cast<const Pack<T, V>*>(p);
+#pragma unroll
+        for (int j = 0; j < V; ++j) x[j] = load(pack.v[j]);
+    } else {
+        const Compute<T> value = load(*p);
+#pragma unroll
+        for (int j = 0; j < V; ++j) x[j] = value;
+    }
+}
+
+// Each thread makes V neighbouring outputs, so the index math runs once per V elements and
+// every access is a vector access.
+template <int V, class T, class Out, class Op>
+__global__ void binary_packed_kernel(const T* a, const T* b, Out* out, int32_t packs,
+                                     Indexer<2, int32_t> index, bool a_contiguous, bool b_contiguous,
+                                     Op op) {
+    INFER_GRID_STRIDE_AS(int32_t, p, packs) {
+        int32_t offset[2];
+        index.offsets(p * V, offset);
+        Compute<T> x[V], y[V];
+        load_neighbours<V>(a + offset[0], a_contiguous, x);
+        load_neighbours<V>(b + offset[1], b_contiguous, y);
+        Pack<Out, V> result;
+#pragma unroll
+        for (int j = 0; j < V; ++j) result.v[j] = store_result<Out>(op(x[j], y[j]));
+        reinterpret_cast<Pack<Out, V>*>(out)[p] = result;
+    }
+}
+
+// Whether groups of V outputs along the innermost dimension can be served by the packed kernel:
+// each input is contiguous (stride 1, every group aligned) or broadcast (stride 0) there.
+template <int V, int N>
+bool packs_along_inner(const Indexer<N, int32_t>& index, const std::array<const void*, N>& inputs,
+                       size_t input_size, const void* out, size_t out_size) {
+    if (V == 1 || index.rank == 0 || index.inner_size() % V != 0 || !is_aligned(out, out_size * V))
+        return false;
+    for (int k = 0; k < N; ++k) {
+        const int64_t inner = index.inner_stride(k);
+        if (inner == 0) continue;
+        if (inner != 1 || !is_aligned(inputs[k], input_size * V)) return false;
+        for (int d = 0; d + 1 < index.rank; ++d)
+            if (index.strides[k][d] % V != 0) return false;
+    }
+    return true;
 }
 
 template <class Op, bool kCompare>
@@ -118,16 +173,31 @@ void run_binary(const Launch& l) {
         l.unsupported("inputs of different dtypes: " + a.describe() + " and " + b.describe());
     const Shape& out_shape = l.ctx.output(0).shape();
     const int64_t n = out_shape.numel();
-    const auto index = make_indexer<2>(
+    const auto wide = make_indexer<2>(
         out_shape.dims(), {broadcast_strides(a.shape(), out_shape), broadcast_strides(b.shape(), out_shape)},
         l);
     const auto launch = [&](auto tag) {
         using T = typename decltype(tag)::type;
         using Out = std::conditional_t<kCompare, uint8_t, T>;
-        binary_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(
-            static_cast<const T*>(l.in(0)), static_cast<const T*>(l.in(1)),
-            static_cast<Out*>(l.out(0)), n, index, Op{});
-        l.check_launch("binary_kernel");
+        const auto* a_data = static_cast<const T*>(l.in(0));
+        const auto* b_data = static_cast<const T*>(l.in(1));
+        auto* out = static_cast<Out*>(l.out(0));
+        with_narrowest_indexer(wide, n, [&](const auto& index) {
+            using Index = typename std::decay_t<decltype(index)>::IndexType;
+            constexpr int V = kPackWidth<T>;
+            if constexpr (std::is_same_v<Index, int32_t>) {
+                if (packs_along_inner<V, 2>(index, {a_data, b_data}, sizeof(T), out, sizeof(Out))) {
+                    const auto packs = static_cast<int32_t>(n / V);
+                    binary_packed_kernel<V><<<grid_for(packs), kBlock, 0, l.handle()>>>(
+                        a_data, b_data, out, packs, index, index.inner_stride(0) == 1,
+                        index.inner_stride(1) == 1, Op{});
+                    return l.check_launch("binary_packed_kernel");
+                }
+            }
+            binary_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(a_data, b_data, out,
+                                                                  static_cast<Index>(n), index, Op{});
+            l.check_launch("binary_kernel");
+        });
     };
     // Bool equality compares the stored bytes.
     if constexpr (kCompare)
@@ -169,11 +239,11 @@ void run_pow(const Launch& l) {
 
 // ---- Where(condition, x, y): moves elements without looking at them.
 
-template <class T>
-__global__ void where_kernel(const uint8_t* condition, const T* x, const T* y, T* out, int64_t n,
-                             Indexer<3> index) {
-    INFER_GRID_STRIDE(i, n) {
-        int64_t offset[3];
+template <class T, class Index>
+__global__ void where_kernel(const uint8_t* condition, const T* x, const T* y, T* out, Index n,
+                             Indexer<3, Index> index) {
+    INFER_GRID_STRIDE_AS(Index, i, n) {
+        Index offset[3];
         index.offsets(i, offset);
         out[i] = condition[offset[0]] ? x[offset[1]] : y[offset[2]];
     }
@@ -187,17 +257,20 @@ void run_where(const Launch& l) {
         l.unsupported("inputs " + condition.describe() + ", " + x.describe() + ", " + y.describe());
     const Shape& out_shape = l.ctx.output(0).shape();
     const int64_t n = out_shape.numel();
-    const auto index = make_indexer<3>(out_shape.dims(),
-                                       {broadcast_strides(condition.shape(), out_shape),
-                                        broadcast_strides(x.shape(), out_shape),
-                                        broadcast_strides(y.shape(), out_shape)},
-                                       l);
+    const auto wide = make_indexer<3>(out_shape.dims(),
+                                      {broadcast_strides(condition.shape(), out_shape),
+                                       broadcast_strides(x.shape(), out_shape),
+                                       broadcast_strides(y.shape(), out_shape)},
+                                      l);
     dispatch_by_size(dtype_size(x.dtype()), l, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        where_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(
-            static_cast<const uint8_t*>(l.in(0)), static_cast<const T*>(l.in(1)),
-            static_cast<const T*>(l.in(2)), static_cast<T*>(l.out(0)), n, index);
-        l.check_launch("where_kernel");
+        with_narrowest_indexer(wide, n, [&](const auto& index) {
+            using Index = typename std::decay_t<decltype(index)>::IndexType;
+            where_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(
+                static_cast<const uint8_t*>(l.in(0)), static_cast<const T*>(l.in(1)),
+                static_cast<const T*>(l.in(2)), static_cast<T*>(l.out(0)), static_cast<Index>(n), index);
+            l.check_launch("where_kernel");
+        });
     });
 }
 
