@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <thread>
 
 using namespace infer;
@@ -234,5 +235,24 @@ TEST_CASE("f16 and bf16 sessions keep the f32 interface and stay close to f32", 
         CHECK(y.dtype() == DType::f32);
         const std::vector<float> got = y.to_vector<float>();
         for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(reference[i]).margin(2e-2));
+    }
+}
+
+TEST_CASE("f16 and bf16 sessions keep mask constants finite", "[session][precision]") {
+    // Exporters mask attention with the most negative f32; converted naively to f16 (and, by
+    // rounding, to bf16) that is -inf, and a row where every position is masked becomes NaN.
+    GraphBuilder b;
+    auto x = b.input("x", DType::f32, {1, 4});
+    const std::vector<float> w{0.1f, -0.2f, 0.3f, 0.0f, 0.5f, 0.1f, -0.4f, 0.2f,
+                               -0.3f, 0.2f, 0.1f, 0.4f, 0.0f, 0.3f, -0.1f, 0.2f};
+    const std::vector<float> mask(4, std::numeric_limits<float>::lowest());
+    auto scores = b.matmul(x, b.constant(Tensor::from_vector(w, {4, 4})));
+    b.output("p", b.softmax(b.add(scores, b.constant(Tensor::from_vector(mask, {1, 4})))));
+    Graph g = b.build();
+    const Batch batch{{"x", Tensor::from_vector(std::vector<float>{0.5f, -1.0f, 2.0f, 0.25f}, {1, 4})}};
+    for (Precision p : {Precision::f32, Precision::f16, Precision::bf16}) {
+        INFO("precision " << precision_name(p));
+        const std::vector<float> got = Session(g, {.precision = p}).run(batch)["p"].to_vector<float>();
+        for (float value : got) CHECK(value == Approx(0.25f).margin(1e-3));
     }
 }

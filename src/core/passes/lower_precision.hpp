@@ -1,9 +1,13 @@
 #pragma once
 // Lowering a graph to f16 or bf16, in the manner of mixed-precision autocast:
 //  - matrix ops (MatMul, Gemm, Conv) always run in the low type, their weights converted once;
-//  - numerically sensitive ops (reductions, Softmax, LayerNormalization, Pow, Exp, Log, Sqrt,
-//    Erf) run in f32, so sums of squares and exponentials cannot overflow;
+//  - ops whose results can overflow the low type or need f32 to sum (ReduceMean, ReduceSum, Pow,
+//    Exp, Log, Sqrt) run in f32, and so does LayerNormalization, which keeps the residual
+//    stream in f32;
 //  - every other op follows its computed float inputs: f32 if any of them is f32, else low.
+//    Softmax and Erf among them: the kernels compute in f32 internally and round only the
+//    bounded result.
+// f32 constants converted to the low type are clamped to its finite range (masks use -FLT_MAX).
 // Graph inputs keep their declared f32 type and outputs are cast back to f32, so callers see
 // the same interface at every precision. Casts are inserted only where a value crosses types.
 #include "core/ir/graph_ir.hpp"
