@@ -2,6 +2,7 @@
 
 #include "core/element_convert.hpp"
 #include "core/ops/op_schema.hpp"
+#include "core/passes/fuse_gelu.hpp"
 
 #include <infer/error.hpp>
 
@@ -136,8 +137,9 @@ std::shared_ptr<GraphIR> lower_precision(const GraphIR& graph, DType low) {
 }
 
 std::shared_ptr<const GraphIR> graph_for_precision(const GraphIR& graph, Precision precision) {
-    if (precision == Precision::f32) return std::shared_ptr<const GraphIR>(std::shared_ptr<void>(), &graph);
-    return lower_precision(graph, precision == Precision::f16 ? DType::f16 : DType::bf16);
+    auto fused = fuse_gelu(graph);
+    if (precision == Precision::f32) return fused;
+    return lower_precision(*fused, precision == Precision::f16 ? DType::f16 : DType::bf16);
 }
 
 }  // namespace infer::detail

@@ -20,8 +20,9 @@ namespace infer::detail {
 
 std::shared_ptr<GraphIR> lower_precision(const GraphIR& graph, DType low);
 
-// What a session at `precision` plans from: the graph itself (not copied) for f32, else its
-// lowering. The result must not outlive `graph`.
+// What a session at `precision` plans from: the graph with its GELU chains fused (the graph
+// itself, not copied, when there are none), lowered for f16/bf16. The result must not outlive
+// `graph`.
 std::shared_ptr<const GraphIR> graph_for_precision(const GraphIR& graph, Precision precision);
 
 }  // namespace infer::detail
