@@ -100,7 +100,10 @@ std::vector<Case> nn_cases() {
     add_reduce(c, "ReduceMax", ref::Reduction::max);
 
     for (const auto& [in, axis] : {std::pair<Shape, int64_t>{{2, 3, 4}, -1}, {{2, 5, 4}, 1}, {{2, 3, 4}, 0},
-                                   {{3, 33}, -1}, {{17}, 0}, {{2, 17, 3}, -2}, {{8, 1025}, -1}})
+                                   {{3, 33}, -1}, {{17}, 0}, {{2, 17, 3}, -2}, {{8, 1025}, -1},
+                                   // rows a GPU gives one warp each: attention's, a partial
+                                   // last register, the longest such
+                                   {{2, 3, 128}, -1}, {{3, 300}, -1}, {{5, 1024}, -1}})
         c.push_back({"Softmax", in.to_string() + " axis " + std::to_string(axis), {x("X", in, 3.0)},
                      node("Softmax", {{"axis", axis}}),
                      [axis](const auto& v, DType) { return std::vector{ref::softmax(v[0], axis)}; }});

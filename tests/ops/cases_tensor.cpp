@@ -54,7 +54,10 @@ std::vector<Case> tensor_cases() {
 
     for (const auto& [in, perm] : {std::pair<Shape, Dims>{{3, 17}, {}}, {{2, 3, 4}, {}}, {{2, 3, 4, 5}, {0, 2, 1, 3}},
                                    {{2, 3, 4, 5}, {3, 0, 1, 2}}, {{1, 33, 3}, {2, 0, 1}}, {{5}, {0}},
-                                   {{33, 65, 17}, {2, 0, 1}}}) {
+                                   {{33, 65, 17}, {2, 0, 1}},
+                                   // attention's head split: rows of 8 stay whole, so a GPU moves
+                                   // them with vector accesses
+                                   {{2, 16, 3, 8}, {0, 2, 1, 3}}}) {
         infer::Attributes attrs;
         if (!perm.empty()) attrs.set("perm", perm);
         c.push_back(unary_case("Transpose", in.to_string() + " perm " + dims_label(perm), x("X", in),
@@ -145,7 +148,7 @@ std::vector<Case> tensor_cases() {
     // Expand broadcasts both ways: the target may be smaller than the input in a dimension.
     for (const auto& [in, target] : {std::pair<Shape, Dims>{{3, 1}, {3, 4}}, {{3, 1}, {2, 1, 17}},
                                      {{4}, {2, 3, 4}}, {{2, 1, 5}, {3, 1}}, {{}, {5, 3}}, {{1, 1000}, {64, 1000}},
-                                     {{1, 40001}, {3, 40001}}})
+                                     {{1, 40001}, {3, 40001}}, {{3, 1}, {3, 16}}})
         c.push_back(unary_case("Expand", in.to_string() + " to " + dims_label(target), x("X", in),
                                node("Expand", {}, {arg(0), ints(target)}),
                                [target](const RefTensor& v) { return ref::expand(v, target); }));

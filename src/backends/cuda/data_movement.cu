@@ -3,6 +3,7 @@
 #include "backends/cuda/copy.hpp"
 #include "backends/cuda/device_types.cuh"
 #include "backends/cuda/indexing.cuh"
+#include "backends/cuda/packed.cuh"
 
 #include "core/ops/shape_functions.hpp"
 
@@ -18,6 +19,25 @@ __global__ void strided_copy_kernel(T* dst, const T* src, Index n, Indexer<2, In
         Index offset[2];
         index.offsets(i, offset);
         dst[offset[0]] = src[offset[1]];
+    }
+}
+
+// Groups of V neighbours along the innermost dimension, written with one vector store and read
+// with one vector load (or one scalar, when the source is broadcast there, as in Expand).
+template <int V, class T>
+__global__ void strided_copy_packed_kernel(T* dst, const T* src, int32_t packs, Indexer<2, int32_t> index,
+                                           bool src_contiguous) {
+    INFER_GRID_STRIDE_AS(int32_t, p, packs) {
+        int32_t offset[2];
+        index.offsets(p * V, offset);
+        Pack<T, V> values;
+        if (src_contiguous) {
+            values = *reinterpret_cast<const Pack<T, V>*>(src + offset[1]);
+        } else {
+#pragma unroll
+            for (int j = 0; j < V; ++j) values.v[j] = src[offset[1]];
+        }
+        *reinterpret_cast<Pack<T, V>*>(dst + offset[0]) = values;
     }
 }
 
@@ -178,6 +198,17 @@ void launch_strided_copy(const Launch& l, size_t element_size, void* dst,
         using T = typename decltype(tag)::type;
         with_narrowest_indexer(wide, n, [&](const auto& index) {
             using Index = typename std::decay_t<decltype(index)>::IndexType;
+            constexpr int V = kPackWidth<T>;
+            if constexpr (std::is_same_v<Index, int32_t>) {
+                const bool src_contiguous = moves_groups_whole<V>(index, 1, src, sizeof(T));
+                if (splits_into_groups<V>(index) && moves_groups_whole<V>(index, 0, dst, sizeof(T)) &&
+                    (src_contiguous || index.inner_stride(1) == 0)) {
+                    const auto packs = static_cast<int32_t>(n / V);
+                    strided_copy_packed_kernel<V><<<grid_for(packs), kBlock, 0, l.handle()>>>(
+                        static_cast<T*>(dst), static_cast<const T*>(src), packs, index, src_contiguous);
+                    return l.check_launch("strided_copy_packed_kernel");
+                }
+            }
             strided_copy_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(
                 static_cast<T*>(dst), static_cast<const T*>(src), static_cast<Index>(n), index);
             l.check_launch("strided_copy_kernel");

@@ -6,7 +6,6 @@
 #include "backends/cuda/indexing.cuh"
 #include "backends/cuda/packed.cuh"
 
-#include <array>
 #include <cmath>
 #include <type_traits>
 
@@ -148,20 +147,15 @@ __global__ void binary_packed_kernel(const T* a, const T* b, Out* out, int32_t p
     }
 }
 
-// Whether groups of V outputs along the innermost dimension can be served by the packed kernel:
-// each input is contiguous (stride 1, every group aligned) or broadcast (stride 0) there.
-template <int V, int N>
-bool packs_along_inner(const Indexer<N, int32_t>& index, const std::array<const void*, N>& inputs,
-                       size_t input_size, const void* out, size_t out_size) {
-    if (V == 1 || index.rank == 0 || index.inner_size() % V != 0 || !is_aligned(out, out_size * V))
-        return false;
-    for (int k = 0; k < N; ++k) {
-        const int64_t inner = index.inner_stride(k);
-        if (inner == 0) continue;
-        if (inner != 1 || !is_aligned(inputs[k], input_size * V)) return false;
-        for (int d = 0; d + 1 < index.rank; ++d)
-            if (index.strides[k][d] % V != 0) return false;
-    }
+// Whether the packed kernel can make the outputs: every input is read whole groups at a time
+// or broadcast along the innermost dimension (stride 0).
+template <int V>
+bool binary_packs(const Indexer<2, int32_t>& index, const void* a, const void* b, size_t input_size,
+                  const void* out, size_t out_size) {
+    if (!splits_into_groups<V>(index) || !is_aligned(out, out_size * V)) return false;
+    const void* inputs[2] = {a, b};
+    for (int k = 0; k < 2; ++k)
+        if (index.inner_stride(k) != 0 && !moves_groups_whole<V>(index, k, inputs[k], input_size)) return false;
     return true;
 }
 
@@ -186,7 +180,7 @@ void run_binary(const Launch& l) {
             using Index = typename std::decay_t<decltype(index)>::IndexType;
             constexpr int V = kPackWidth<T>;
             if constexpr (std::is_same_v<Index, int32_t>) {
-                if (packs_along_inner<V, 2>(index, {a_data, b_data}, sizeof(T), out, sizeof(Out))) {
+                if (binary_packs<V>(index, a_data, b_data, sizeof(T), out, sizeof(Out))) {
                     const auto packs = static_cast<int32_t>(n / V);
                     binary_packed_kernel<V><<<grid_for(packs), kBlock, 0, l.handle()>>>(
                         a_data, b_data, out, packs, index, index.inner_stride(0) == 1,

@@ -3,6 +3,7 @@
 // store instead of V narrow ones. Scalar 2- and 4-byte accesses leave an H100/H200 well short of
 // its memory bandwidth, and elementwise ops have nothing else to wait on.
 #include "backends/cuda/device_types.cuh"
+#include "backends/cuda/indexing.cuh"
 
 #include <algorithm>
 #include <cstdint>
@@ -20,6 +21,23 @@ inline constexpr int kPackWidth = static_cast<int>(16 / std::max(sizeof(S), size
 
 inline bool is_aligned(const void* pointer, size_t bytes) {
     return reinterpret_cast<uintptr_t>(pointer) % bytes == 0;
+}
+
+// Whether the indexer's positions split into whole groups of V neighbours along the innermost
+// dimension (each group then shares one index computation).
+template <int V, int N>
+bool splits_into_groups(const Indexer<N, int32_t>& index) {
+    return V > 1 && index.rank > 0 && index.inner_size() % V == 0;
+}
+
+// Whether operand k can move a group with one vector access: stride 1 along the innermost
+// dimension, and every group starting on a Pack boundary.
+template <int V, int N>
+bool moves_groups_whole(const Indexer<N, int32_t>& index, int k, const void* base, size_t element_size) {
+    if (index.inner_stride(k) != 1 || !is_aligned(base, element_size * V)) return false;
+    for (int d = 0; d + 1 < index.rank; ++d)
+        if (index.strides[k][d] % V != 0) return false;
+    return true;
 }
 
 // out[i] = f(in[i]) for i in [0, n) over contiguous arrays: V at a time, then the n % V left over
