@@ -1,5 +1,6 @@
 #include "backends/cpu/kernels/blas.hpp"
 
+#include "backends/cpu/kernels/gemm_grid.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 #include "core/log.hpp"
 
@@ -45,8 +46,6 @@ void single_threaded_openblas() {
     });
 }
 
-int64_t round_up(int64_t value, int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
-
 }  // namespace
 
 std::string blas_description() {
@@ -73,20 +72,15 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
         sgemm_serial(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
     }
-    // Blocks of the longer side, multiples of 16 so that every block keeps whole SIMD panels.
-    const bool by_rows = m >= n;
-    const int64_t extent = by_rows ? m : n;
-    const int64_t block = round_up((extent + tasks - 1) / tasks, 16);
-    const int64_t blocks = (extent + block - 1) / block;
-    parallel_for(blocks, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-            const int64_t start = i * block, size = std::min(block, extent - start);
-            if (by_rows)  // rows of op(A) are columns of A when it is transposed
-                sgemm_serial(trans_a, trans_b, size, n, k, alpha, trans_a ? a + start : a + start * lda, lda, b,
-                             ldb, beta, c + start * ldc, ldc);
-            else  // columns of op(B) are rows of B when it is transposed
-                sgemm_serial(trans_a, trans_b, m, size, k, alpha, a, lda, trans_b ? b + start * ldb : b + start,
-                             ldb, beta, c + start, ldc);
+    const GemmGrid grid = choose_gemm_grid(m, n, tasks);
+    parallel_for(grid.blocks(), 1, [&](int64_t begin, int64_t end) {
+        for (int64_t b_index = begin; b_index < end; ++b_index) {
+            const int64_t row = b_index / grid.col_blocks * grid.block_rows;
+            const int64_t col = b_index % grid.col_blocks * grid.block_cols;
+            const int64_t rows = std::min(grid.block_rows, m - row), cols = std::min(grid.block_cols, n - col);
+            // Rows of op(A) are columns of A when it is transposed; columns of op(B) are rows of B.
+            sgemm_serial(trans_a, trans_b, rows, cols, k, alpha, trans_a ? a + row : a + row * lda, lda,
+                         trans_b ? b + col * ldb : b + col, ldb, beta, c + row * ldc + col, ldc);
         }
     });
 }

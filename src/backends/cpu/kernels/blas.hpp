@@ -3,7 +3,7 @@
 //
 // The process has one thread pool, ours. OpenBLAS runs single-threaded: its own threads spin
 // between calls, and two pools on the same cores would fight each other. A product large
-// enough to share is split into blocks of rows (or of columns, when it is wide) over our pool.
+// enough to share is cut into a grid of blocks over our pool (gemm_grid.hpp).
 #include <cstdint>
 #include <string>
 
