@@ -131,7 +131,9 @@ for m in doc["measurements"]:
     print(f'batch {m["batch"]}: median {m["latency_ms"]["median"]:.2f} ms; ops (ms): {ops}')
 PY
   done
-  timeout 300 python3 bench/peers/compare.py --no-torch-cpu "$logs/cpu-detected.json" --out "$logs/cpu-with-peers.json" \
+  # The peers once, against the first kernel choice measured.
+  coretypes=(${INFER_CPU_CORETYPES:-detected})
+  timeout 300 python3 bench/peers/compare.py --no-torch-cpu "$logs/cpu-${coretypes[0]}.json" --out "$logs/cpu-with-peers.json" \
     >"$logs/peers.log" 2>&1 || status=1
   cat "$logs/peers.log"
   echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"

@@ -13,7 +13,8 @@ namespace {
 
 class GeluMatcher {
 public:
-    explicit GeluMatcher(const GraphIR& graph) : g_(graph), producer_(graph.values.size(), -1), readers_(graph.values.size(), 0) {
+    explicit GeluMatcher(const GraphIR& graph)
+        : g_(graph), producer_(graph.values.size(), -1), readers_(graph.values.size(), 0) {
         for (size_t n = 0; n < g_.nodes.size(); ++n) {
             for (int id : g_.nodes[n].outputs) producer_[id] = static_cast<int>(n);
             for (int id : g_.nodes[n].inputs)
