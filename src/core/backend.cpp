@@ -119,8 +119,26 @@ struct Registry {
     std::map<std::string, std::shared_ptr<Backend>> backends;
 };
 
+// The CPU backend's kernels are compiled for INFER_CPU_ISA_LEVEL (CMake's INFER_CPU_ISA); this
+// file is not, so it can refuse a CPU below that level before any of them runs.
+void require_cpu_isa_level() {
+#ifdef INFER_CPU_ISA_LEVEL
+    __builtin_cpu_init();
+#if defined(__clang__)  // clang before 16 knows no level names; AVX2 and FMA are what v3 adds that matters
+    const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    const bool supported = __builtin_cpu_supports(INFER_CPU_ISA_LEVEL);
+#endif
+    if (!supported)
+        throw DeviceError(std::string("the CPU backend was built for ") + INFER_CPU_ISA_LEVEL +
+                          " (AVX2, FMA and F16C from x86-64-v3 on) and this CPU lacks it; rebuild infer "
+                          "with -DINFER_CPU_ISA=x86-64");
+#endif
+}
+
 Registry& registry() {
     static Registry* instance = [] {
+        require_cpu_isa_level();
         auto* r = new Registry;  // never destroyed: backends may be used during static teardown
         auto cpu = cpu::make_cpu_backend();
         r->backends[cpu->name()] = cpu;
