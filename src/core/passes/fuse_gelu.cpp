@@ -14,11 +14,15 @@ namespace {
 class GeluMatcher {
 public:
     explicit GeluMatcher(const GraphIR& graph)
-        : g_(graph), producer_(graph.values.size(), -1), readers_(graph.values.size(), 0) {
+        : g_(graph), producer_(graph.values.size(), -1), readers_(graph.values.size(), 0),
+          last_reader_(graph.values.size(), -1) {
         for (size_t n = 0; n < g_.nodes.size(); ++n) {
             for (int id : g_.nodes[n].outputs) producer_[id] = static_cast<int>(n);
             for (int id : g_.nodes[n].inputs)
-                if (id >= 0) ++readers_[id];
+                if (id >= 0) {
+                    ++readers_[id];
+                    last_reader_[id] = static_cast<int>(n);
+                }
         }
         for (int id : g_.outputs) ++readers_[id];
     }
@@ -72,13 +76,7 @@ private:
         return t == DType::f32 || t == DType::f16 || t == DType::bf16;
     }
     // The node that reads `id`, when exactly one node does and it is not a graph output.
-    int sole_reader(int id) const {
-        if (readers_[id] != 1) return -1;
-        for (size_t n = 0; n < g_.nodes.size(); ++n)
-            for (int input : g_.nodes[n].inputs)
-                if (input == id) return static_cast<int>(n);
-        return -1;
-    }
+    int sole_reader(int id) const { return readers_[id] == 1 ? last_reader_[id] : -1; }
     // The node that makes `id`, when `id` is read once (by the chain).
     int sole_reader_producer(int id) const { return id >= 0 && readers_[id] == 1 ? producer_[id] : -1; }
     bool is_constant(int id, double value) const {
@@ -98,7 +96,8 @@ private:
 
     const GraphIR& g_;
     std::vector<int> producer_;
-    std::vector<int> readers_;
+    std::vector<int> readers_;      // nodes reading each value, plus 1 if it is a graph output
+    std::vector<int> last_reader_;  // the last node reading each value (-1: none)
 };
 
 }  // namespace
