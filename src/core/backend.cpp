@@ -2,6 +2,7 @@
 // backend registry with the built-in backends.
 #include "backends/cpu/cpu_backend.hpp"
 #include "core/backend_registry.hpp"
+#include "core/cpu_isa.hpp"
 #include "core/ops/op_schema.hpp"
 #ifdef INFER_WITH_CUDA
 #include "backends/cuda/cuda_backend.hpp"
@@ -120,7 +121,7 @@ struct Registry {
 };
 
 // The CPU backend's kernels are compiled for INFER_CPU_ISA_LEVEL (CMake's INFER_CPU_ISA); this
-// file is not, so it can refuse a CPU below that level before any of them runs.
+// file is not, so it can refuse a CPU below that level before any of them runs (cpu_isa.hpp).
 void require_cpu_isa_level() {
 #ifdef INFER_CPU_ISA_LEVEL
     __builtin_cpu_init();
@@ -129,10 +130,7 @@ void require_cpu_isa_level() {
 #else
     const bool supported = __builtin_cpu_supports(INFER_CPU_ISA_LEVEL);
 #endif
-    if (!supported)
-        throw DeviceError(std::string("the CPU backend was built for ") + INFER_CPU_ISA_LEVEL +
-                          " (AVX2, FMA and F16C from x86-64-v3 on) and this CPU lacks it; rebuild infer "
-                          "with -DINFER_CPU_ISA=x86-64");
+    detail::require_cpu_isa(INFER_CPU_ISA_LEVEL, supported);
 #endif
 }
 

@@ -1,3 +1,5 @@
+#include "core/cpu_isa.hpp"
+
 #include <infer/infer.hpp>
 
 #include <catch2/catch.hpp>
@@ -98,4 +100,12 @@ TEST_CASE("unknown and absent devices give a DeviceError naming them", "[device]
         CHECK(std::string(e.what()).find("cpu") != std::string::npos);  // lists what exists
     }
     CHECK_THROWS_AS(device_properties(Device("cpu", 3)), DeviceError);
+}
+
+TEST_CASE("a CPU below the CPU backend's instruction-set level is refused with a DeviceError", "[device][errors]") {
+    // What the start-up check throws where __builtin_cpu_supports says no (no such CPU here).
+    CHECK_NOTHROW(infer::detail::require_cpu_isa("x86-64-v3", true));
+    CHECK_THROWS_AS(infer::detail::require_cpu_isa("x86-64-v3", false), infer::DeviceError);
+    CHECK_THROWS_WITH(infer::detail::require_cpu_isa("x86-64-v3", false),
+                      Catch::Contains("x86-64-v3") && Catch::Contains("-DINFER_CPU_ISA=x86-64"));
 }
