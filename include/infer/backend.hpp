@@ -3,7 +3,8 @@
 // interface; a user's backend does too (see examples/custom_backend).
 //
 // A backend owns memory on its devices (allocate, copies to and from the host), declares which
-// nodes it can run (a kernel registry keyed by op name and dtype), and runs kernels on streams.
+// nodes it can run (a kernel registry keyed by op name and dtype), compiles each node of a plan
+// into a kernel once, and runs kernels on streams.
 // The planner sends it every node it supports; the rest run on the CPU with copies inserted.
 #include <infer/attributes.hpp>
 #include <infer/device.hpp>
@@ -120,16 +121,75 @@ private:
 
 using Kernel = std::function<void(KernelContext&)>;
 
-// Kernels a backend has, by op name and kernel dtype.
+// What a backend sees when it compiles a node for a plan: the node, the device, and the values
+// of the inputs known at plan time (weights, folded constants).
+class CompileContext {
+public:
+    using Prepack = std::function<Tensor(const Tensor& host_value)>;
+    using PrepackCache =
+        std::function<Tensor(size_t input, const std::string& layout, const Prepack& make)>;
+    CompileContext(const NodeSignature& node, Device device, std::vector<const Tensor*> constants,
+                   PrepackCache prepack);
+
+    const NodeSignature& node() const { return node_; }
+    const Device& device() const { return device_; }
+    // Input i's value (a host tensor) when it is known at plan time, else nullptr.
+    const Tensor* constant(size_t i) const { return i < constants_.size() ? constants_[i] : nullptr; }
+    // Constant input i in a backend's own form (another dtype, a blocked layout): `make` turns
+    // the host value into it the first time a plan of the session asks for that layout, and
+    // every later plan shares the result, so weights are prepacked once per session. The
+    // memory counts as weights in the session's estimate. Input i must be constant.
+    Tensor prepacked(size_t i, const std::string& layout, const Prepack& make) const;
+
+private:
+    const NodeSignature& node_;
+    Device device_;
+    std::vector<const Tensor*> constants_;
+    PrepackCache prepack_;
+};
+
+// A kernel made for one node of one plan: attributes read and constants prepacked once, then
+// run as often as the plan is.
+class CompiledKernel {
+public:
+    virtual ~CompiledKernel() = default;
+    // Runs the node. Concurrent runs of one plan call it from several threads, each with its own
+    // context, so it must not change the kernel's state.
+    virtual void run(KernelContext& ctx) const = 0;
+    // The most scratch memory run() asks for through KernelContext::workspace, for estimates.
+    virtual size_t workspace_bytes() const { return 0; }
+};
+
+using KernelFactory = std::function<std::unique_ptr<CompiledKernel>(const CompileContext&)>;
+
+// A plain kernel function as a compiled kernel: what KernelRegistry::add(op, dtype, Kernel)
+// registers, so simple backends stay simple.
+class FunctionKernel final : public CompiledKernel {
+public:
+    explicit FunctionKernel(Kernel kernel, size_t workspace_bytes = 0)
+        : kernel_(std::move(kernel)), workspace_bytes_(workspace_bytes) {}
+    void run(KernelContext& ctx) const override { kernel_(ctx); }
+    size_t workspace_bytes() const override { return workspace_bytes_; }
+
+private:
+    Kernel kernel_;
+    size_t workspace_bytes_;
+};
+
+// Kernels a backend has, by op name and kernel dtype. Registering under an op that infer's op
+// table does not know throws InvalidArgument: such a kernel would never be asked for.
 class KernelRegistry {
 public:
+    // A stateless kernel function.
     void add(const std::string& op, DType dtype, Kernel kernel);
     void add(const std::string& op, std::initializer_list<DType> dtypes, const Kernel& kernel);
-    const Kernel* find(const std::string& op, DType dtype) const;
+    // A kernel compiled per node (attributes parsed once, constants prepacked, workspace known).
+    void add_compiled(const std::string& op, DType dtype, KernelFactory factory);
+    const KernelFactory* find(const std::string& op, DType dtype) const;
     std::vector<std::pair<std::string, DType>> entries() const;
 
 private:
-    std::map<std::pair<std::string, DType>, Kernel> kernels_;
+    std::map<std::pair<std::string, DType>, KernelFactory> kernels_;
 };
 
 class Backend {
@@ -155,14 +215,13 @@ public:
     virtual std::unique_ptr<Stream> create_stream(int index);
     // Whether this backend can run the node; by default, whether a kernel is registered.
     virtual bool supports(const NodeSignature& node) const;
-    // The kernel for a supported node; throws Unsupported otherwise.
-    virtual const Kernel& kernel_for(const NodeSignature& node) const;
+    // The kernel for a supported node, made once per plan step; by default the registered
+    // factory's. Throws Unsupported for a node it cannot run.
+    virtual std::unique_ptr<CompiledKernel> compile(const CompileContext& ctx) const;
 
     // ---- memory estimates (before anything is allocated)
     // Scratch memory every stream holds while it lives (CUDA: the cuBLAS workspace).
     virtual size_t stream_workspace_bytes(int index) const;
-    // The most scratch memory (KernelContext::workspace) the kernel for `node` asks for.
-    virtual size_t kernel_workspace_bytes(const NodeSignature& node) const;
 
     KernelRegistry& kernels() { return kernels_; }
     const KernelRegistry& kernels() const { return kernels_; }

@@ -45,8 +45,30 @@ Tensor& KernelContext::output(size_t i) {
     return outputs_[i];
 }
 
+CompileContext::CompileContext(const NodeSignature& node, Device device,
+                               std::vector<const Tensor*> constants, PrepackCache prepack)
+    : node_(node), device_(std::move(device)), constants_(std::move(constants)),
+      prepack_(std::move(prepack)) {}
+
+Tensor CompileContext::prepacked(size_t i, const std::string& layout, const Prepack& make) const {
+    if (!constant(i))
+        throw InvalidArgument("node '" + node_.name + "' (" + node_.op + "): input " + std::to_string(i) +
+                              " is not a constant and cannot be prepacked");
+    return prepack_ ? prepack_(i, layout, make) : make(*constant(i));
+}
+
 void KernelRegistry::add(const std::string& op, DType dtype, Kernel kernel) {
-    kernels_[{op, dtype}] = std::move(kernel);
+    add_compiled(op, dtype, [kernel = std::move(kernel)](const CompileContext&) {
+        return std::make_unique<FunctionKernel>(kernel);
+    });
+}
+
+void KernelRegistry::add_compiled(const std::string& op, DType dtype, KernelFactory factory) {
+    // A kernel under a name the planner never asks for would be silently unused.
+    if (!detail::find_op(op))
+        throw InvalidArgument("a kernel is registered for op '" + op +
+                              "', which infer's op table does not know (see infer::known_ops())");
+    kernels_[{op, dtype}] = std::move(factory);
 }
 
 void KernelRegistry::add(const std::string& op, std::initializer_list<DType> dtypes,
@@ -54,7 +76,7 @@ void KernelRegistry::add(const std::string& op, std::initializer_list<DType> dty
     for (DType t : dtypes) add(op, t, kernel);
 }
 
-const Kernel* KernelRegistry::find(const std::string& op, DType dtype) const {
+const KernelFactory* KernelRegistry::find(const std::string& op, DType dtype) const {
     auto it = kernels_.find({op, dtype});
     return it == kernels_.end() ? nullptr : &it->second;
 }
@@ -85,7 +107,6 @@ void Backend::copy_on_device(void* dst, const void* src, size_t bytes, int, Stre
 std::unique_ptr<Stream> Backend::create_stream(int) { return std::make_unique<Stream>(); }
 
 size_t Backend::stream_workspace_bytes(int) const { return 0; }
-size_t Backend::kernel_workspace_bytes(const NodeSignature&) const { return 0; }
 
 namespace {
 struct HostClockMark final : TimingMark {
@@ -106,12 +127,13 @@ bool Backend::supports(const NodeSignature& node) const {
     return kernels_.find(node.op, node.kernel_dtype) != nullptr;
 }
 
-const Kernel& Backend::kernel_for(const NodeSignature& node) const {
-    const Kernel* kernel = kernels_.find(node.op, node.kernel_dtype);
-    if (!kernel)
+std::unique_ptr<CompiledKernel> Backend::compile(const CompileContext& ctx) const {
+    const NodeSignature& node = ctx.node();
+    const KernelFactory* factory = kernels_.find(node.op, node.kernel_dtype);
+    if (!factory)
         throw Unsupported("backend '" + name() + "' has no " + node.op + " kernel for " +
                           std::string(dtype_name(node.kernel_dtype)) + " (node '" + node.name + "')");
-    return *kernel;
+    return (*factory)(ctx);
 }
 
 namespace {

@@ -88,8 +88,43 @@ void run_conv(const Launch& l) {
     });
 }
 
+int64_t product(const std::vector<int64_t>& dims, size_t from) {
+    int64_t n = 1;
+    for (size_t d = from; d < dims.size(); ++d) n *= dims[d];
+    return n;
+}
+
+// Workspace: Conv's im2col columns for one image: channels × window size × output positions.
+size_t conv_columns(const NodeSignature& node) {
+    if (node.input_shapes.size() < 2) return 0;
+    const auto& x = node.input_shapes[0].dims();
+    const auto& w = node.input_shapes[1].dims();
+    if (x.size() < 3 || w.size() != x.size()) return 0;
+    const size_t spatial = x.size() - 2;
+    const Attributes& attrs = *node.attributes;
+    const auto strides = attrs.get_ints("strides", std::vector<int64_t>(spatial, 1));
+    const auto dilations = attrs.get_ints("dilations", std::vector<int64_t>(spatial, 1));
+    const auto pads = attrs.get_ints("pads", std::vector<int64_t>(2 * spatial, 0));
+    const std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
+    bool pointwise = true;
+    int64_t out_size = 1;
+    for (size_t d = 0; d < spatial; ++d) {
+        const int64_t in = x[d + 2], k = w[d + 2];
+        const int64_t stride = d < strides.size() ? strides[d] : 1;
+        const int64_t dilation = d < dilations.size() ? dilations[d] : 1;
+        const int64_t pad = (d < pads.size() ? pads[d] : 0) + (d + spatial < pads.size() ? pads[d + spatial] : 0);
+        int64_t out = 0;
+        if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") out = (in + stride - 1) / std::max<int64_t>(stride, 1);
+        else out = (in + pad - dilation * (k - 1) - 1) / std::max<int64_t>(stride, 1) + 1;
+        out_size *= std::max<int64_t>(out, 0);
+        pointwise = pointwise && k == 1 && stride == 1 && pad == 0 && auto_pad == "NOTSET";
+    }
+    if (pointwise) return 0;
+    return static_cast<size_t>(x[1] * product(w, 2) * out_size) * dtype_size(node.input_dtypes[0]);
+}
+
 }  // namespace
 
-void register_conv_kernels(KernelRegistrar& r) { r.add("Conv", kFloatTypes, run_conv); }
+void register_conv_kernels(KernelRegistrar& r) { r.add("Conv", kFloatTypes, run_conv, conv_columns); }
 
 }  // namespace infer::cuda

@@ -5,7 +5,6 @@
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_stream.hpp"
 #include "backends/cuda/kernel_support.hpp"
-#include "backends/cuda/workspace_estimate.hpp"
 #include "core/log.hpp"
 
 #include <infer/error.hpp>
@@ -101,10 +100,6 @@ public:
     size_t stream_workspace_bytes(int index) const override {
         check_index(index);
         return cublas_workspace_bytes(index);
-    }
-
-    size_t kernel_workspace_bytes(const NodeSignature& node) const override {
-        return kernel_workspace_estimate(node);
     }
 
     std::shared_ptr<Buffer> allocate(size_t bytes, int index) override {
@@ -233,9 +228,13 @@ private:
         return *state.fallback;
     }
 
-    void add(const std::string& op, const std::vector<DType>& dtypes, CudaKernel kernel) override {
+    void add(const std::string& op, const std::vector<DType>& dtypes, CudaKernel kernel,
+             WorkspaceSize workspace) override {
         for (DType type : dtypes)
-            kernels_.add(op, type, [this, kernel](KernelContext& ctx) { run(ctx, kernel); });
+            kernels_.add_compiled(op, type, [this, kernel, workspace](const CompileContext& c) {
+                return std::make_unique<FunctionKernel>([this, kernel](KernelContext& ctx) { run(ctx, kernel); },
+                                                        workspace ? workspace(c.node()) : 0);
+            });
     }
 
     void run(KernelContext& ctx, CudaKernel kernel) {

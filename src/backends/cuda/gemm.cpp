@@ -7,6 +7,7 @@
 
 #include <infer/shape.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <numeric>
 #include <vector>
@@ -218,8 +219,18 @@ void gemm_row_major(const Launch& l, DType type, int64_t m, int64_t n, int64_t k
         l.where() + ", " + sizes(m, n, k, batch));
 }
 
+namespace {
+// Workspace: pointer arrays for batched products whose operands cannot be strided uniformly.
+size_t matmul_pointer_arrays(const NodeSignature& node) {
+    int64_t batch = 1;
+    for (const Shape& s : node.input_shapes)
+        if (s.rank() > 2) batch = std::max(batch, s.numel() / (s.dims()[s.rank() - 1] * s.dims()[s.rank() - 2]));
+    return static_cast<size_t>(3 * batch) * sizeof(void*);
+}
+}  // namespace
+
 void register_gemm_kernels(KernelRegistrar& r) {
-    r.add("MatMul", kFloatTypes, run_matmul);
+    r.add("MatMul", kFloatTypes, run_matmul, matmul_pointer_arrays);
     r.add("Gemm", kFloatTypes, run_gemm);
 }
 

@@ -36,12 +36,16 @@ struct Launch {
 };
 
 using CudaKernel = void (*)(const Launch&);
+// The most scratch memory a kernel asks for (Launch::ctx.workspace) for this node, reckoned once
+// when the node is compiled into a plan.
+using WorkspaceSize = size_t (*)(const NodeSignature&);
 
 // Each op family's file registers its kernels through this.
 class KernelRegistrar {
 public:
     virtual ~KernelRegistrar() = default;
-    virtual void add(const std::string& op, const std::vector<DType>& dtypes, CudaKernel kernel) = 0;
+    virtual void add(const std::string& op, const std::vector<DType>& dtypes, CudaKernel kernel,
+                     WorkspaceSize workspace = nullptr) = 0;
 };
 
 inline const std::vector<DType> kFloatTypes{DType::f32, DType::f16, DType::bf16};

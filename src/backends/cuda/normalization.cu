@@ -149,11 +149,29 @@ void run_batch_norm(const Launch& l) {
     });
 }
 
+// Workspace: scale and bias expanded to the normalized shape when they only broadcast to it.
+size_t layer_norm_expanded_parameters(const NodeSignature& node) {
+    if (node.input_shapes.empty()) return 0;
+    const auto& x = node.input_shapes[0].dims();
+    int64_t axis = node.attributes->get_int("axis", -1);
+    if (axis < 0) axis += static_cast<int64_t>(x.size());
+    axis = std::clamp<int64_t>(axis, 0, static_cast<int64_t>(x.size()));
+    int64_t cols = 1;
+    for (size_t d = static_cast<size_t>(axis); d < x.size(); ++d) cols *= x[d];
+    return static_cast<size_t>(2 * cols) * dtype_size(node.input_dtypes[0]);
+}
+
+// Workspace: the per-channel scale and shift folded from the four parameter vectors.
+size_t batch_norm_folded_parameters(const NodeSignature& node) {
+    if (node.input_shapes.empty() || node.input_shapes[0].rank() < 2) return 0;
+    return static_cast<size_t>(2 * node.input_shapes[0].dims()[1]) * sizeof(float);
+}
+
 }  // namespace
 
 void register_normalization_kernels(KernelRegistrar& r) {
-    r.add("LayerNormalization", kFloatTypes, run_layer_norm);
-    r.add("BatchNormalization", kFloatTypes, run_batch_norm);
+    r.add("LayerNormalization", kFloatTypes, run_layer_norm, layer_norm_expanded_parameters);
+    r.add("BatchNormalization", kFloatTypes, run_batch_norm, batch_norm_folded_parameters);
 }
 
 }  // namespace infer::cuda

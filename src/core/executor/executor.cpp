@@ -83,7 +83,7 @@ void ExecutionContext::run_kernel(size_t index, const KernelStep& step) {
     BoundStep& b = bound_[index];
     KernelContext ctx(step.signature, b.inputs, b.outputs, devices_[device].stream.get(), step.device,
                       [this, device](size_t bytes) { return workspace(device, bytes); });
-    step.kernel(ctx);
+    step.kernel->run(ctx);
 }
 
 void ExecutionContext::run_copy(const CopyStep& step) {

@@ -24,12 +24,18 @@ struct ValueIR {
     TensorType type;  // filled by validation (shape inference)
 };
 
+// The interned id of an op: its index in the op table (ops/op_schema.hpp). Strings stay at the
+// ONNX boundary and in messages; passes and the planner compare ids.
+using OpId = uint16_t;
+constexpr OpId kUnknownOp = 0xffff;
+
 struct NodeIR {
     std::string op;                 // name in the op table
     std::string name;               // unique within the graph
     std::vector<int> inputs;        // value ids; -1 marks an absent optional input
     std::vector<int> outputs;       // value ids
     Attributes attributes;
+    OpId id = kUnknownOp;           // the op table's id for `op`, set by validate()
 };
 
 struct GraphIR {

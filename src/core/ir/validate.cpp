@@ -14,7 +14,7 @@ namespace {
     throw ModelError("graph '" + g.name + "': " + message);
 }
 
-void check_structure(const GraphIR& g) {
+void check_structure(GraphIR& g) {
     const int value_count = static_cast<int>(g.values.size());
     std::vector<bool> defined(g.values.size(), false);
     std::set<std::string> names;
@@ -31,12 +31,13 @@ void check_structure(const GraphIR& g) {
         if (!tensor.defined()) fail(g, "constant '" + g.values[id].name + "' has no data");
     }
     std::set<std::string> node_names;
-    for (const NodeIR& node : g.nodes) {
+    for (NodeIR& node : g.nodes) {
         if (!node_names.insert(node.name).second) fail(g, "node name '" + node.name + "' is used twice");
         const OpSchema* schema = find_op(node.op);
         if (!schema)
             throw Unsupported("graph '" + g.name + "': node '" + node.name + "' uses op '" +
                               node.op + "', which infer does not implement");
+        node.id = schema->id;
         const int inputs = static_cast<int>(node.inputs.size());
         const int outputs = static_cast<int>(node.outputs.size());
         if (inputs < schema->min_inputs || (schema->max_inputs >= 0 && inputs > schema->max_inputs))
@@ -88,7 +89,7 @@ void infer_types(GraphIR& g) {
             auto constant = id >= 0 ? g.constants.find(id) : g.constants.end();
             values.push_back(constant != g.constants.end() ? &constant->second : nullptr);
         }
-        const OpSchema* schema = find_op(node.op);
+        const OpSchema* schema = &op_schema(node.id);
         InferenceContext ctx(node, inputs, values);
         std::vector<Shape> shapes;
         bool known = true;

@@ -1,7 +1,9 @@
 #pragma once
 // The op table: the single list of op kinds infer knows, with their arity, the input whose dtype
-// selects a kernel, the output dtype rule and the shape function. Adding an op touches three
-// places: an entry here (op_table.cpp), a CPU kernel, and an op test case.
+// selects a kernel, the output dtype rule, the shape function, and the facts the passes and the
+// planner need (OpTraits). Passes and the planner read those facts; they never test op names.
+// Adding an op touches three places: an entry in its family's table_<family>.cpp, a CPU kernel,
+// and an op test case (docs/adding-an-op.md).
 #include "core/ir/graph_ir.hpp"
 
 #include <infer/attributes.hpp>
@@ -57,6 +59,32 @@ constexpr uint32_t host_inputs_mask(std::initializer_list<int> inputs) {
     return mask;
 }
 
+// How the f16/bf16 lowering treats an op (passes/lower_precision.cpp).
+enum class PrecisionClass : uint8_t {
+    follows_inputs,  // runs in the low type unless a non-constant float input stays f32
+    low,             // always in the low type: the matrix products the lowering is for
+    keeps_f32,       // always in f32: results that leave the low type's range or lose it in a sum
+};
+
+// What passes and the planner may assume about an op.
+struct OpTraits {
+    PrecisionClass precision = PrecisionClass::follows_inputs;
+    // Output 0 holds input `view_of`'s elements in the same order under a new shape (Reshape,
+    // Flatten, Squeeze, Unsqueeze, Identity): the planner makes it an alias, with no step and no
+    // copy, when the input is contiguous. -1: not a view.
+    int8_t view_of = -1;
+    // Inputs (bit i = input i) whose buffer output 0 may overwrite when that input dies at this
+    // node and has output 0's dtype and size: the kernels read element i before writing element i.
+    uint8_t in_place = 0;
+    // Reads only its input's shape, never its data (Shape, Size): the planner evaluates it at
+    // plan time whatever the input.
+    bool reads_shape_only = false;
+    // May be evaluated at plan time when every input is known.
+    bool foldable = true;
+    // In infer's own domain: made by fusion passes, never imported from a model file.
+    bool internal = false;
+};
+
 struct OpSchema {
     std::string_view name;
     int min_inputs;
@@ -69,6 +97,8 @@ struct OpSchema {
     // Inputs whose values (not just shapes) shape the output: axes, target shapes, slice bounds.
     // They stay on the host whatever device runs the node (bit i = input i).
     uint32_t host_inputs = 0;
+    OpTraits traits = {};
+    OpId id = kUnknownOp;  // set when the table is assembled
 
     bool is_host_input(size_t i) const { return i < 32 && (host_inputs >> i) & 1u; }
 };
@@ -81,6 +111,9 @@ std::vector<OpSchema> neural_op_schemas();
 // nullptr when the op is unknown.
 const OpSchema* find_op(std::string_view name);
 const std::vector<OpSchema>& all_ops();
+// The id of a known op; throws std::logic_error for a name the table lacks (a typo in a pass).
+OpId op_id(std::string_view name);
+const OpSchema& op_schema(OpId id);
 
 // ONNX's TensorProto element-type numbers, used by attributes such as Cast's "to".
 DType dtype_from_onnx(int64_t onnx_type);

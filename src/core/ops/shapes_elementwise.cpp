@@ -7,7 +7,7 @@
 namespace infer::detail {
 
 DType dtype_same_as_kernel_input(const InferenceContext& ctx, size_t) {
-    const OpSchema* schema = find_op(ctx.node().op);
+    const OpSchema* schema = ctx.node().id != kUnknownOp ? &op_schema(ctx.node().id) : find_op(ctx.node().op);
     return ctx.dtype(static_cast<size_t>(schema->kernel_dtype_input));
 }
 DType dtype_bool(const InferenceContext&, size_t) { return DType::boolean; }

@@ -38,7 +38,7 @@ std::vector<OpSchema> math_op_schemas() {
         {"IsNaN", 1, 1, 1, 1, 0, dtype_bool, shape_unary},
 
         {"CumSum", 2, 2, 1, 1, 0, same, shape_cumsum, kHostInput1},
-        {"Size", 1, 1, 1, 1, 0, dtype_i64, shape_size},
+        {"Size", 1, 1, 1, 1, 0, dtype_i64, shape_size, 0, {.reads_shape_only = true}},
         {"Einsum", 1, kVariadic, 1, 1, 0, same, shape_einsum},
     };
     for (const char* reduction : {"ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceLogSumExp",

@@ -2,6 +2,7 @@
 
 #include "core/element_convert.hpp"
 #include "core/ops/op_schema.hpp"
+#include "core/ops/shape_functions.hpp"
 #include "core/passes/fuse_gelu.hpp"
 
 #include <infer/error.hpp>
@@ -9,21 +10,19 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 
 namespace infer::detail {
 
 namespace {
 
-const std::set<std::string> kLowOps = {"MatMul", "Gemm", "Conv"};
-// Ops run in f32: those whose results can leave the low type's range or lose it in a sum, and
+// Which ops run in which type comes from the op table's precision classes (OpTraits). Ops kept
+// in f32 are those whose results can leave the low type's range or lose it in a sum, and
 // LayerNormalization, whose f32 output keeps the residual stream (the Adds that follow) in f32;
-// in bf16 that stream carries a third of the error otherwise. Softmax and Erf are not here:
+// in bf16 that stream carries a third of the error otherwise. Softmax and Erf follow their inputs:
 // every backend computes them in f32 inside the kernel, their inputs arrive in the low type
 // anyway and their bounded results go on to low-type ops. Keeping them in f32 cost a Cast on
 // each side of every attention and an f32 GELU (on an H200, DistilBERT at batch 256 spent more
 // time in those casts and f32 elementwise ops than in MatMul).
-const std::set<std::string> kFloat32Ops = {"ReduceMean", "ReduceSum", "LayerNormalization", "Pow", "Exp", "Log", "Sqrt"};
 
 // Largest finite value of the low type. Constants beyond it are clamped when converted: masks
 // written as "the most negative f32" must stay finite, or a fully masked softmax row becomes
@@ -85,8 +84,8 @@ private:
     }
 
     DType choose(const NodeIR& node, const OpSchema& schema) const {
-        if (kLowOps.count(node.op)) return low_;
-        if (kFloat32Ops.count(node.op)) return DType::f32;
+        if (schema.traits.precision == PrecisionClass::low) return low_;
+        if (schema.traits.precision == PrecisionClass::keeps_f32) return DType::f32;
         for (size_t i = 0; i < node.inputs.size(); ++i) {
             const int id = node.inputs[i];
             if (id >= 0 && !schema.is_host_input(i) && !is_constant(id) && dtype_[id] == DType::f32)
@@ -96,17 +95,19 @@ private:
     }
 
     void lower(const NodeIR& node) {
-        const OpSchema* schema = find_op(node.op);
+        const OpSchema* schema = &op_schema(node.id);
         const DType type = choose(node, *schema);
         NodeIR lowered = node;
         for (size_t i = 0; i < node.inputs.size(); ++i) {
             const int id = node.inputs[i];
             if (id >= 0 && !schema->is_host_input(i) && is_float(id)) lowered.inputs[i] = as(id, type);
         }
-        // Ops that create floats from nothing make them in the node's type.
-        if (node.op == "Cast" && dtype_from_onnx(node.attributes.get_int("to")) == DType::f32)
+        // Ops that create floats from nothing (their dtype rule reads an attribute) make them in
+        // the node's type.
+        if (schema->output_dtype == dtype_from_to_attribute &&
+            dtype_from_onnx(node.attributes.get_int("to")) == DType::f32)
             lowered.attributes.set("to", dtype_to_onnx(type));
-        if (node.op == "ConstantOfShape" && node.attributes.has("value") &&
+        if (schema->output_dtype == dtype_from_value_attribute && node.attributes.has("value") &&
             node.attributes.get_tensor("value").dtype() == DType::f32) {
             const Tensor& value = node.attributes.get_tensor("value");
             Tensor converted = Tensor::empty(type, value.shape());

@@ -9,6 +9,7 @@
 #include <infer/session.hpp>
 
 #include <map>
+#include <tuple>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -39,7 +40,7 @@ struct Slot {
 struct KernelStep {
     NodeSignature signature;
     std::shared_ptr<Backend> backend;
-    Kernel kernel;
+    std::shared_ptr<const CompiledKernel> kernel;
     Device device;
     std::vector<int> inputs;   // slot ids, -1 for an absent optional input
     std::vector<int> outputs;  // slot ids
@@ -65,16 +66,23 @@ struct Plan {
     size_t device_slot(const Device& device) const;  // index into `devices`
 };
 
-// Tensors of constants uploaded to devices, shared by all the plans of a session so weights
-// move once per session and device.
+// Tensors of constants uploaded to devices, and the forms kernels prepacked them into, shared
+// by all the plans of a session so weights move and convert once per session and device.
 class WeightCache {
 public:
     Tensor on_device(int value_id, const Tensor& host, const Device& device);
     bool contains(int value_id, const Device& device);
+    // The prepacked form `layout` of constant `value_id` for `device`, made by `make` on first
+    // use; `made` is set when this call made it.
+    Tensor prepacked(int value_id, const Device& device, const std::string& layout,
+                     const CompileContext::Prepack& make, const Tensor& host, bool& made);
+    // Bytes of every prepacked tensor on `device`.
+    uint64_t prepacked_bytes(const Device& device);
 
 private:
     std::mutex mutex_;
     std::map<std::pair<int, std::string>, Tensor> tensors_;
+    std::map<std::tuple<int, std::string, std::string>, Tensor> prepacked_;
 };
 
 // What a plan is made for: the dtype, shape and device of each graph input, and the values of

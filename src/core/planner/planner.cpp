@@ -14,6 +14,7 @@
 #include <infer/error.hpp>
 
 #include <algorithm>
+#include <deque>
 
 namespace infer::detail {
 
@@ -35,6 +36,23 @@ bool WeightCache::contains(int value_id, const Device& device) {
     return it != tensors_.end() && it->second.defined();
 }
 
+Tensor WeightCache::prepacked(int value_id, const Device& device, const std::string& layout,
+                              const CompileContext::Prepack& make, const Tensor& host, bool& made) {
+    std::lock_guard lock(mutex_);
+    Tensor& cached = prepacked_[{value_id, device.to_string(), layout}];
+    made = !cached.defined();
+    if (made) cached = make(host);
+    return cached;
+}
+
+uint64_t WeightCache::prepacked_bytes(const Device& device) {
+    std::lock_guard lock(mutex_);
+    uint64_t bytes = 0;
+    for (const auto& [key, tensor] : prepacked_)
+        if (std::get<1>(key) == device.to_string()) bytes += tensor.nbytes();
+    return bytes;
+}
+
 std::string InputSignature::key() const {
     std::string key;
     for (size_t i = 0; i < dtypes.size(); ++i) {
@@ -49,12 +67,12 @@ std::string InputSignature::key() const {
 std::vector<bool> shape_deciding_inputs(const GraphIR& graph) {
     std::vector<bool> needed(graph.values.size(), false);
     for (auto node = graph.nodes.rbegin(); node != graph.nodes.rend(); ++node) {
-        const OpSchema* schema = find_op(node->op);
+        const OpSchema& schema = op_schema(node->id);
         bool outputs_needed = false;
         for (int id : node->outputs) outputs_needed = outputs_needed || needed[id];
         for (size_t i = 0; i < node->inputs.size(); ++i) {
             const int id = node->inputs[i];
-            if (id >= 0 && (schema->is_host_input(i) || (outputs_needed && node->op != "Shape")))
+            if (id >= 0 && (schema.is_host_input(i) || (outputs_needed && !schema.traits.reads_shape_only)))
                 needed[id] = true;
         }
     }
@@ -102,7 +120,7 @@ public:
 
 private:
     void plan_node(const NodeIR& node) {
-        const OpSchema* schema = find_op(node.op);
+        const OpSchema* schema = &op_schema(node.id);
         std::vector<TensorType> in_types;
         std::vector<const Tensor*> in_values;
         bool all_known = true;
@@ -142,27 +160,27 @@ private:
         signature.attributes = &node.attributes;
         signature.allow_tf32 = options_.allow_tf32;
 
-        if (node.op == "Shape") {
-            fold_shape(node, ctx, shapes[0]);
-            return;
+        if (schema->traits.reads_shape_only) {
+            // The input's shape is known here, its data need not be: the kernel gets a view
+            // of the right shape over a single element.
+            for (size_t i = 0; i < node.inputs.size(); ++i)
+                if (node.inputs[i] >= 0 && !in_values[i]) {
+                    shape_only_.push_back(shape_only_view(in_types[i]));
+                    in_values[i] = &shape_only_.back();
+                }
+            all_known = true;
         }
-        if (all_known && cpu_->supports(signature)) {
+        if (all_known && schema->traits.foldable && cpu_->supports(signature)) {
             fold(node, signature, in_values, shapes, out_dtypes);
             return;
         }
         place(node, *schema, std::move(signature), shapes, out_dtypes);
     }
 
-    // Shape needs only its input's shape, which is known here, never its data.
-    void fold_shape(const NodeIR& node, const InferenceContext& ctx, const Shape& out_shape) {
-        const Shape& in = ctx.shape(0);
-        const int64_t rank = static_cast<int64_t>(in.rank());
-        int64_t start = node.attributes.get_int("start", 0);
-        if (start < 0) start += rank;
-        start = std::clamp<int64_t>(start, 0, rank);
-        std::vector<int64_t> dims(in.dims().begin() + start,
-                                  in.dims().begin() + start + out_shape[0]);
-        known_[node.outputs[0]] = Tensor::from_vector(dims, out_shape);
+    static Tensor shape_only_view(const TensorType& type) {
+        const Tensor element = Tensor::empty(type.dtype, Shape{1});
+        return Tensor(element.buffer(), type.dtype, *type.shape, 0,
+                      std::vector<int64_t>(type.shape->rank(), 0));
     }
 
     void fold(const NodeIR& node, const NodeSignature& signature,
@@ -178,7 +196,8 @@ private:
             if (scratch.size() < bytes) scratch.resize(bytes);
             return static_cast<void*>(scratch.data());
         });
-        cpu_->kernel_for(signature)(kctx);
+        // Folded once: nothing is worth prepacking.
+        cpu_->compile(CompileContext(signature, Device::CPU, in_values, nullptr))->run(kctx);
         for (size_t i = 0; i < node.outputs.size(); ++i) known_[node.outputs[i]] = outputs[i];
     }
 
@@ -206,7 +225,7 @@ private:
             logger().info("node '{}' ({}) runs on cpu: {}", node.name, node.op, reason);
         }
         KernelStep step;
-        step.kernel = backend->kernel_for(signature);
+        step.kernel = compile(node, *backend, signature, device);
         step.backend = backend;
         step.device = device;
         for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -221,6 +240,27 @@ private:
         step.signature = std::move(signature);
         plan_->steps.emplace_back(std::move(step));
         plan_->report.nodes.push_back({node.name, node.op, device, reason});
+    }
+
+    std::shared_ptr<const CompiledKernel> compile(const NodeIR& node, const Backend& backend,
+                                                  const NodeSignature& signature, const Device& device) {
+        std::vector<const Tensor*> constants;
+        for (int id : node.inputs) constants.push_back(id >= 0 && known_[id].defined() ? &known_[id] : nullptr);
+        // Only the graph's own constants are shared between plans; values folded for this
+        // input signature are prepacked for this plan alone.
+        const auto prepack = [&](size_t i, const std::string& layout, const CompileContext::Prepack& make) {
+            const int id = node.inputs[i];
+            if (!g_.constants.count(id)) {
+                Tensor packed = make(known_[id]);
+                if (packed.device() == options_.device) new_prepacked_bytes_ += packed.nbytes();
+                return packed;
+            }
+            bool made = false;
+            Tensor packed = weights_.prepacked(id, device, layout, make, known_[id], made);
+            if (made && device == options_.device) new_prepacked_bytes_ += packed.nbytes();
+            return packed;
+        };
+        return backend.compile(CompileContext(signature, device, std::move(constants), prepack));
     }
 
     int add_slot(Slot slot, int value_id) {
@@ -279,10 +319,12 @@ private:
                 new_weights += plan_->slots[s].bytes();
         if (const size_t d = plan_->device_slot(device); d < plan_->arena_bytes.size())
             m.activations_bytes += plan_->arena_bytes[d];
+        m.weights_bytes += weights_.prepacked_bytes(device);
+        new_weights += new_prepacked_bytes_;
         size_t kernel_scratch = 0;
         for (const Step& step : plan_->steps)
             if (const auto* k = std::get_if<KernelStep>(&step); k && k->device == device)
-                kernel_scratch = std::max(kernel_scratch, target_->kernel_workspace_bytes(k->signature));
+                kernel_scratch = std::max(kernel_scratch, k->kernel->workspace_bytes());
         m.workspace_bytes = target_->stream_workspace_bytes(device.index) + kernel_scratch;
         const DeviceProperties properties = target_->properties(device.index);
         m.device_total_bytes = properties.total_memory_bytes;
@@ -321,8 +363,10 @@ private:
     bool estimate_only_;
     std::shared_ptr<Backend> target_, cpu_;
     std::vector<std::pair<int, int>> uploads_;  // (constant slot, value id) bound for accelerators
+    uint64_t new_prepacked_bytes_ = 0;  // prepacked by this plan's kernels on the requested device
     std::vector<TensorType> types_;
     std::vector<Tensor> known_;  // host values known at plan time
+    std::deque<Tensor> shape_only_;  // stand-ins for inputs whose data shape-reading ops never read
     std::vector<Device> home_;   // where each computed value is produced
     std::map<std::pair<int, std::string>, int> slot_of_;
     std::shared_ptr<Plan> plan_;

@@ -143,7 +143,7 @@ void register_binary_kernels(KernelRegistry& r) {
     add_comparisons<int32_t>(r, DType::i32);
     add_comparisons<int64_t>(r, DType::i64);
     for (const char* op : {"Add", "Sub", "Mul", "Div", "Equal", "Less", "Greater"})
-        r.add(op, {DType::f16, DType::bf16}, with_f32_compute(*r.find(op, DType::f32)));
+        add_f32_compute(r, op);
     add_floating(r, "Pow", pow_kernel);
     r.add("Equal", DType::boolean,
           binary_kernel<bool, bool>([](bool x, bool y) { return x == y; }));

@@ -52,46 +52,95 @@ void from_float(const Tensor& src, Tensor& dst) {
 
 }  // namespace
 
-Kernel with_f32_compute(Kernel f32_kernel) {
-    return [kernel = std::move(f32_kernel)](KernelContext& ctx) {
+namespace {
+
+Tensor float_copy(const Tensor& low) {
+    Tensor copy = Tensor::empty(DType::f32, low.shape());
+    to_float(low, copy);
+    return copy;
+}
+
+// The f32 kernel between conversions. Constant f16/bf16 inputs (weights) are converted once,
+// when the node is compiled, and shared by the session's plans.
+class F32ComputeKernel final : public CompiledKernel {
+public:
+    F32ComputeKernel(NodeSignature f32_node, std::vector<Tensor> converted_constants,
+                     std::unique_ptr<CompiledKernel> f32_kernel)
+        : node_(std::move(f32_node)), constants_(std::move(converted_constants)),
+          kernel_(std::move(f32_kernel)) {}
+
+    size_t workspace_bytes() const override { return kernel_->workspace_bytes(); }
+
+    void run(KernelContext& ctx) const override {
         thread_local Scratch scratch;
         scratch.reset();
-        NodeSignature node;
-        node.op = ctx.op();
-        node.name = ctx.node_name();
-        node.kernel_dtype = DType::f32;
-        node.attributes = &ctx.attrs();
         std::vector<Tensor> inputs;
         inputs.reserve(ctx.num_inputs());
         for (size_t i = 0; i < ctx.num_inputs(); ++i) {
             const Tensor& t = ctx.input(i);
-            if (t.defined() && is_16bit_float(t.dtype())) {
+            if (constants_[i].defined()) {
+                inputs.push_back(constants_[i]);
+            } else if (t.defined() && is_16bit_float(t.dtype())) {
                 inputs.push_back(scratch.next(t.shape()));
                 to_float(t, inputs.back());
             } else {
                 inputs.push_back(t);
             }
-            node.input_dtypes.push_back(inputs.back().dtype());
         }
         std::vector<Tensor> outputs;
         outputs.reserve(ctx.num_outputs());
         for (size_t i = 0; i < ctx.num_outputs(); ++i) {
             const Tensor& t = ctx.output(i);
             outputs.push_back(is_16bit_float(t.dtype()) ? scratch.next(t.shape()) : t);
-            node.output_dtypes.push_back(outputs.back().dtype());
         }
-        KernelContext inner(node, inputs, outputs, ctx.stream(), ctx.device(),
+        KernelContext inner(node_, inputs, outputs, ctx.stream(), ctx.device(),
                             [&ctx](size_t bytes) { return ctx.workspace(bytes); });
-        kernel(inner);
+        kernel_->run(inner);
         for (size_t i = 0; i < ctx.num_outputs(); ++i)
             if (is_16bit_float(ctx.output(i).dtype())) from_float(outputs[i], ctx.output(i));
+    }
+
+private:
+    NodeSignature node_;
+    std::vector<Tensor> constants_;  // per input: its f32 form when it is a 16-bit constant
+    std::unique_ptr<CompiledKernel> kernel_;
+};
+
+}  // namespace
+
+KernelFactory with_f32_compute(KernelFactory f32_factory) {
+    return [factory = std::move(f32_factory)](const CompileContext& c) -> std::unique_ptr<CompiledKernel> {
+        NodeSignature node = c.node();
+        node.kernel_dtype = DType::f32;
+        for (DType& t : node.input_dtypes)
+            if (is_16bit_float(t)) t = DType::f32;
+        for (DType& t : node.output_dtypes)
+            if (is_16bit_float(t)) t = DType::f32;
+        std::vector<Tensor> converted(node.input_dtypes.size());
+        std::vector<const Tensor*> constants(node.input_dtypes.size(), nullptr);
+        for (size_t i = 0; i < converted.size(); ++i) {
+            const Tensor* value = c.constant(i);
+            if (value && is_16bit_float(value->dtype())) converted[i] = c.prepacked(i, "f32", float_copy);
+            constants[i] = converted[i].defined() ? &converted[i] : value;
+        }
+        auto kernel = factory(CompileContext(node, c.device(), constants, nullptr));
+        return std::make_unique<F32ComputeKernel>(std::move(node), std::move(converted), std::move(kernel));
     };
+}
+
+KernelFactory with_f32_compute(const Kernel& f32_kernel) {
+    return with_f32_compute(
+        KernelFactory([f32_kernel](const CompileContext&) { return std::make_unique<FunctionKernel>(f32_kernel); }));
 }
 
 void add_floating(KernelRegistry& registry, const std::string& op, const Kernel& f32_kernel) {
     registry.add(op, DType::f32, f32_kernel);
-    const Kernel converted = with_f32_compute(f32_kernel);
-    registry.add(op, {DType::f16, DType::bf16}, converted);
+    add_f32_compute(registry, op);
+}
+
+void add_f32_compute(KernelRegistry& registry, const std::string& op) {
+    const KernelFactory converted = with_f32_compute(*registry.find(op, DType::f32));
+    for (DType t : {DType::f16, DType::bf16}) registry.add_compiled(op, t, converted);
 }
 
 }  // namespace infer::cpu

@@ -8,9 +8,14 @@
 
 namespace infer::cpu {
 
-Kernel with_f32_compute(Kernel f32_kernel);
+// The f32 kernel made by `f32_factory`, run on f32 copies of the 16-bit inputs; constant
+// inputs are converted once when the node is compiled.
+KernelFactory with_f32_compute(KernelFactory f32_factory);
+KernelFactory with_f32_compute(const Kernel& f32_kernel);
 
 // Registers `f32_kernel` under f32 and, converted at the boundary, under f16 and bf16.
 void add_floating(KernelRegistry& registry, const std::string& op, const Kernel& f32_kernel);
+// Registers op's f32 kernel, converted at the boundary, under f16 and bf16.
+void add_f32_compute(KernelRegistry& registry, const std::string& op);
 
 }  // namespace infer::cpu

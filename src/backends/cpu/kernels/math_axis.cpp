@@ -135,7 +135,7 @@ void register_math_axis_kernels(KernelRegistry& r) {
     add_arg_reductions<int32_t>(r, DType::i32);
     add_arg_reductions<int64_t>(r, DType::i64);
     for (const char* op : {"ArgMax", "ArgMin"})
-        r.add(op, {DType::f16, DType::bf16}, with_f32_compute(*r.find(op, DType::f32)));
+        add_f32_compute(r, op);
 
     add_floating(r, "CumSum", cumsum_kernel<float>);
     r.add("CumSum", DType::f64, cumsum_kernel<double>);

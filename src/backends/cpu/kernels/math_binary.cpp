@@ -75,7 +75,7 @@ void register_math_binary_kernels(KernelRegistry& r) {
     add_typed<int32_t>(r, DType::i32);
     add_typed<int64_t>(r, DType::i64);
     for (const char* op : {"GreaterOrEqual", "LessOrEqual", "Mod", "Clip"})
-        r.add(op, {DType::f16, DType::bf16}, with_f32_compute(*r.find(op, DType::f32)));
+        add_f32_compute(r, op);
 
     add_floating(r, "PRelu", prelu_kernel<float>());
     r.add("PRelu", DType::f64, prelu_kernel<double>());

@@ -71,7 +71,7 @@ void register_math_variadic_kernels(KernelRegistry& r) {
     add_min_max<int32_t>(r, DType::i32);
     add_min_max<int64_t>(r, DType::i64);
     for (const char* op : {"Min", "Max"})
-        r.add(op, {DType::f16, DType::bf16}, with_f32_compute(*r.find(op, DType::f32)));
+        add_f32_compute(r, op);
 
     add_floating(r, "Sum", sum_kernel<float>());
     r.add("Sum", DType::f64, sum_kernel<double>());

@@ -95,9 +95,9 @@ void dynamic_quantize_kernel(KernelContext& ctx) {
 
 void register_quantize_kernels(KernelRegistry& r) {
     add_floating(r, "QuantizeLinear", quantize_kernel);
-    r.add("DequantizeLinear", DType::u8, with_f32_compute(dequantize<uint8_t>));
-    r.add("DequantizeLinear", DType::i8, with_f32_compute(dequantize<int8_t>));
-    r.add("DequantizeLinear", DType::i32, with_f32_compute(dequantize<int32_t>));
+    r.add_compiled("DequantizeLinear", DType::u8, with_f32_compute(dequantize<uint8_t>));
+    r.add_compiled("DequantizeLinear", DType::i8, with_f32_compute(dequantize<int8_t>));
+    r.add_compiled("DequantizeLinear", DType::i32, with_f32_compute(dequantize<int32_t>));
     add_floating(r, "DynamicQuantizeLinear", dynamic_quantize_kernel);
 }
 

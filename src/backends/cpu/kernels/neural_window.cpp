@@ -44,7 +44,7 @@ void register_window_kernels(KernelRegistry& r) {
     for (const auto& [op, k] : {std::pair<const char*, Cosines>{"HannWindow", {0.5, 0.5, 0}},
                                 {"HammingWindow", {hamming, 1 - hamming, 0}},
                                 {"BlackmanWindow", {0.42, 0.5, 0.08}}})
-        r.add(op, {DType::i32, DType::i64}, with_f32_compute(window_kernel(k)));
+        for (DType t : {DType::i32, DType::i64}) r.add_compiled(op, t, with_f32_compute(window_kernel(k)));
 }
 
 }  // namespace infer::cpu
