@@ -40,6 +40,11 @@ struct RunProfile {
     // step's work is counted as busy only within the step; gaps between steps are idle.
     double accelerator_busy_ms = 0;
     bool used_accelerator = false;
+    // Buffers the run allocated on any device: outputs the caller did not bind, and working
+    // memory that had to grow. Zero in a steady run with every output bound.
+    size_t allocations = 0;
+    // Copies between devices (the copy steps) and into bound outputs that live elsewhere.
+    size_t copies = 0;
     std::vector<StepTiming> steps;
 
     // accelerator_busy_ms / wall_ms when an accelerator ran steps; nothing otherwise.

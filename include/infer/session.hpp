@@ -31,6 +31,10 @@ struct SessionOptions {
     // 10-bit mantissa, f32 accumulation, about 1e-3 relative error. Opt-in because it changes
     // results; devices without TF32 (the CPU) ignore it.
     bool allow_tf32 = false;
+    // Plans (one per set of input shapes) kept for reuse; beyond this many, the least recently
+    // used is dropped, so memory does not grow with the variety of request shapes. Plans of
+    // different shapes share each device's working memory, which grows to the largest.
+    size_t max_cached_plans = 16;
 };
 
 // Where each node of a plan runs, and why when it is not the requested device.
@@ -63,7 +67,15 @@ public:
     // Throws InvalidArgument naming the input for missing, unknown, mistyped or misshaped
     // inputs; the session stays usable.
     Batch run(const Batch& inputs) const;
-    // The same, timing every step on its device's clock (see profile.hpp); slower than run().
+    // The same, writing into the caller's tensors (I/O binding): each tensor in `outputs` whose
+    // name is a graph output must have that output's dtype and shape for these inputs, and is
+    // written in place when it lives on the device that computes the output (no allocation, no
+    // copy), else filled by one copy. Outputs not in `outputs` are allocated and added to it.
+    // Throws InvalidArgument for an unknown name or a mismatched tensor, before running.
+    void run(const Batch& inputs, Batch& outputs) const;
+    void run(const Batch& inputs, Batch& outputs, RunProfile& profile) const;
+    // The same as run(inputs), timing every step on its device's clock (see profile.hpp);
+    // slower than run().
     Batch run(const Batch& inputs, RunProfile& profile) const;
 
     const SessionOptions& options() const;

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <list>
+#include <map>
 #include <mutex>
 
 namespace infer {
@@ -49,27 +51,59 @@ std::string PlacementReport::to_string() const {
 }
 
 namespace {
-// Contexts of one plan; a run borrows one and gives it back.
-struct PlanEntry {
-    std::shared_ptr<const detail::Plan> plan;
-    std::mutex mutex;
-    std::vector<std::unique_ptr<detail::ExecutionContext>> idle;
-
+// Execution contexts of a session; a run borrows one and gives it back. There are never more
+// than the most runs that were ever in flight at once.
+class ContextPool {
+public:
     std::unique_ptr<detail::ExecutionContext> borrow() {
         {
-            std::lock_guard lock(mutex);
-            if (!idle.empty()) {
-                auto context = std::move(idle.back());
-                idle.pop_back();
+            std::lock_guard lock(mutex_);
+            if (!idle_.empty()) {
+                auto context = std::move(idle_.back());
+                idle_.pop_back();
                 return context;
             }
         }
-        return std::make_unique<detail::ExecutionContext>(plan);
+        return std::make_unique<detail::ExecutionContext>();
     }
     void give_back(std::unique_ptr<detail::ExecutionContext> context) {
-        std::lock_guard lock(mutex);
-        idle.push_back(std::move(context));
+        std::lock_guard lock(mutex_);
+        idle_.push_back(std::move(context));
     }
+
+private:
+    std::mutex mutex_;
+    std::vector<std::unique_ptr<detail::ExecutionContext>> idle_;
+};
+
+// Plans by input signature, the least recently used dropped beyond the capacity, so the cache
+// does not grow with the variety of request shapes.
+class PlanCache {
+public:
+    explicit PlanCache(size_t capacity) : capacity_(std::max<size_t>(capacity, 1)) {}
+
+    template <class Make>
+    std::shared_ptr<const detail::Plan> get(const std::string& key, Make make) {
+        auto it = index_.find(key);
+        if (it != index_.end()) {
+            order_.splice(order_.begin(), order_, it->second);
+            return it->second->second;
+        }
+        order_.emplace_front(key, make());
+        index_[key] = order_.begin();
+        if (order_.size() > capacity_) {
+            index_.erase(order_.back().first);
+            order_.pop_back();
+        }
+        return order_.front().second;
+    }
+    size_t size() const { return order_.size(); }
+
+private:
+    using Entry = std::pair<std::string, std::shared_ptr<const detail::Plan>>;
+    size_t capacity_;
+    std::list<Entry> order_;  // most recently used first
+    std::map<std::string, std::list<Entry>::iterator> index_;
 };
 }  // namespace
 
@@ -78,32 +112,30 @@ struct Session::Impl {
     SessionOptions options;
     detail::WeightCache weights;
     std::mutex mutex;
-    std::map<std::string, std::shared_ptr<PlanEntry>> plans;
+    PlanCache plans;
+    ContextPool contexts;
     std::shared_ptr<const detail::Plan> latest;
     std::vector<bool> shape_deciding;  // per graph input
     // What plans are made from: the graph itself, or its f16/bf16 lowering.
     std::shared_ptr<const detail::GraphIR> planned;
 
     Impl(Graph g, SessionOptions o)
-        : graph(std::move(g)), options(std::move(o)),
+        : graph(std::move(g)), options(std::move(o)), plans(options.max_cached_plans),
           shape_deciding(detail::shape_deciding_inputs(graph.ir())) {
         planned = detail::graph_for_precision(graph.ir(), options.precision);
     }
 
-    std::shared_ptr<PlanEntry> plan_for(const detail::InputSignature& signature) {
+    std::shared_ptr<const detail::Plan> plan_for(const detail::InputSignature& signature) {
         const std::string key = signature.key();
         std::lock_guard lock(mutex);
-        auto& entry = plans[key];
-        if (!entry) {
-            auto fresh = std::make_shared<PlanEntry>();
-            fresh->plan = detail::make_plan(*planned, signature, options, weights);
-            entry = fresh;
-        }
-        latest = entry->plan;
-        return entry;
+        latest = plans.get(key, [&] { return detail::make_plan(*planned, signature, options, weights); });
+        return latest;
     }
 
-    Batch run(const Batch& inputs, RunProfile* profile);
+    Batch run(const Batch& inputs, const Batch* bound_outputs, RunProfile* profile);
+    // The caller's output tensors in graph-output order (undefined where not bound), checked
+    // against the plan's output dtypes and shapes.
+    std::vector<Tensor> outputs_to_write(const Batch* bound, const detail::Plan& plan) const;
 
     // Checks the batch against the graph's inputs; returns the tensors in graph-input order.
     std::vector<Tensor> bind(const Batch& batch, detail::InputSignature& signature) const {
@@ -147,6 +179,7 @@ Session::Session(Graph graph, SessionOptions options)
     const SessionOptions& o = impl_->options;
     backend_for(o.device);  // unknown, unbuilt or absent devices fail here
     if (o.threads < 0) throw InvalidArgument("threads must be >= 0, got " + std::to_string(o.threads));
+    if (o.max_cached_plans == 0) throw InvalidArgument("max_cached_plans must be at least 1");
     if (o.threads > 0) cpu::set_thread_count(o.threads);
     // With fully static inputs the plan can be made now, so strict mode fails early.
     detail::InputSignature signature;
@@ -164,15 +197,30 @@ Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 
-Batch Session::run(const Batch& inputs) const { return impl_->run(inputs, nullptr); }
+Batch Session::run(const Batch& inputs) const { return impl_->run(inputs, nullptr, nullptr); }
 
-Batch Session::run(const Batch& inputs, RunProfile& profile) const {
+void Session::run(const Batch& inputs, Batch& outputs) const {
+    outputs = impl_->run(inputs, &outputs, nullptr);
+}
+
+namespace {
+// The whole call, validation and plan lookup included, is what the caller waited for.
+template <class Run>
+auto timed(RunProfile& profile, Run run) {
     const auto started = std::chrono::steady_clock::now();
-    Batch outputs = impl_->run(inputs, &profile);
-    // The whole call, validation and plan lookup included, is what the caller waited for.
+    auto outputs = run();
     profile.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     profile.compute_ms = std::max(0.0, profile.wall_ms - profile.h2d_ms - profile.d2h_ms);
     return outputs;
+}
+}  // namespace
+
+Batch Session::run(const Batch& inputs, RunProfile& profile) const {
+    return timed(profile, [&] { return impl_->run(inputs, nullptr, &profile); });
+}
+
+void Session::run(const Batch& inputs, Batch& outputs, RunProfile& profile) const {
+    outputs = timed(profile, [&] { return impl_->run(inputs, &outputs, &profile); });
 }
 
 MemoryEstimate Session::memory() const {
@@ -181,13 +229,34 @@ MemoryEstimate Session::memory() const {
     return impl_->latest->memory;
 }
 
-Batch Session::Impl::run(const Batch& inputs, RunProfile* profile) {
+std::vector<Tensor> Session::Impl::outputs_to_write(const Batch* bound, const detail::Plan& plan) const {
+    const auto& infos = graph.outputs();
+    std::vector<Tensor> tensors(infos.size());
+    if (!bound) return tensors;
+    for (const auto& [name, tensor] : *bound) {
+        const auto it = std::find_if(infos.begin(), infos.end(), [&](const TensorInfo& info) { return info.name == name; });
+        if (it == infos.end())
+            throw InvalidArgument("graph '" + graph.name() + "' has no output named '" + name + "'");
+        const size_t i = static_cast<size_t>(it - infos.begin());
+        if (!tensor.defined()) continue;
+        const detail::Slot& slot = plan.slots[plan.output_slots[i]];
+        if (tensor.dtype() != slot.dtype || tensor.shape() != slot.shape)
+            throw InvalidArgument("output '" + name + "' is bound to a tensor " + tensor.describe() + "; this run makes " +
+                                  std::string(dtype_name(slot.dtype)) + slot.shape.to_string());
+        tensors[i] = tensor;
+    }
+    return tensors;
+}
+
+Batch Session::Impl::run(const Batch& inputs, const Batch* bound_outputs, RunProfile* profile) {
     detail::InputSignature signature;
     const std::vector<Tensor> tensors = bind(inputs, signature);
-    const std::shared_ptr<PlanEntry> entry = plan_for(signature);
-    auto context = entry->borrow();
-    std::vector<Tensor> outputs = context->run(tensors, profile);
-    entry->give_back(std::move(context));
+    const std::shared_ptr<const detail::Plan> plan = plan_for(signature);
+    const std::vector<Tensor> targets = outputs_to_write(bound_outputs, *plan);
+    auto context = contexts.borrow();
+    // A context whose run threw is dropped rather than given back: it may hold half-written state.
+    std::vector<Tensor> outputs = context->run(plan, tensors, targets, profile);
+    contexts.give_back(std::move(context));
     Batch result;
     const auto& infos = graph.outputs();
     for (size_t i = 0; i < infos.size(); ++i) result.set(infos[i].name, std::move(outputs[i]));

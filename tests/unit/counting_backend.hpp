@@ -1,6 +1,7 @@
 #pragma once
 // A small backend for tests, written only against <infer/backend.hpp>: host memory that counts
-// its allocations, and its own Add and Relu kernels. Everything else falls back to the CPU.
+// its allocations, live bytes and copies, and its own Add and Relu kernels. Everything else
+// falls back to the CPU.
 #include <infer/backend.hpp>
 
 #include <atomic>
@@ -33,16 +34,34 @@ public:
     }
     std::shared_ptr<infer::Buffer> allocate(size_t bytes, int index) override {
         ++allocations;
+        live_bytes += static_cast<int64_t>(bytes);
         void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
         return std::make_shared<infer::Buffer>(p, bytes, infer::Device(name_, index),
-                                               [](void* q) { std::free(q); },
+                                               [this, bytes](void* q) {
+                                                   live_bytes -= static_cast<int64_t>(bytes);
+                                                   std::free(q);
+                                               },
                                                infer::Buffer::Flags{true, false});
+    }
+    void copy_from_host(void* dst, const void* src, size_t bytes, int index, infer::Stream* stream) override {
+        ++copies;
+        Backend::copy_from_host(dst, src, bytes, index, stream);
+    }
+    void copy_to_host(void* dst, const void* src, size_t bytes, int index, infer::Stream* stream) override {
+        ++copies;
+        Backend::copy_to_host(dst, src, bytes, index, stream);
+    }
+    void copy_on_device(void* dst, const void* src, size_t bytes, int index, infer::Stream* stream) override {
+        ++copies;
+        Backend::copy_on_device(dst, src, bytes, index, stream);
     }
     bool supports(const infer::NodeSignature& node) const override {
         if (node.op == "Add" && node.input_shapes[0] != node.input_shapes[1]) return false;
         return Backend::supports(node);
     }
     std::atomic<int> allocations{0};
+    std::atomic<int> copies{0};
+    std::atomic<int64_t> live_bytes{0};  // allocated and not yet freed
 
 private:
     std::string name_;

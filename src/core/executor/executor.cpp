@@ -7,39 +7,60 @@
 
 namespace infer::detail {
 
-ExecutionContext::ExecutionContext(std::shared_ptr<const Plan> plan) : plan_(std::move(plan)) {
-    for (size_t d = 0; d < plan_->devices.size(); ++d) {
-        const Device& device = plan_->devices[d];
-        DeviceState state;
-        state.backend = backend_for(device);
-        state.stream = state.backend->create_stream(device.index);
-        if (plan_->arena_bytes[d] > 0)
-            state.arena = state.backend->allocate(plan_->arena_bytes[d], device.index);
-        devices_.push_back(std::move(state));
+ExecutionContext::DeviceState& ExecutionContext::state_of(const Device& device) {
+    for (DeviceState& state : states_)
+        if (state.device == device) return state;
+    DeviceState state;
+    state.device = device;
+    state.backend = backend_for(device);
+    state.stream = state.backend->create_stream(device.index);
+    states_.push_back(std::move(state));
+    return states_.back();
+}
+
+void ExecutionContext::bind(const std::shared_ptr<const Plan>& plan) {
+    // Pointers into states_ must not move while this plan is bound.
+    states_.reserve(states_.size() + plan->devices.size());
+    devices_.clear();
+    for (size_t d = 0; d < plan->devices.size(); ++d) {
+        DeviceState& state = state_of(plan->devices[d]);
+        if (plan->arena_bytes[d] > 0 && (!state.arena || state.arena->bytes() < plan->arena_bytes[d])) {
+            // Work from an earlier run may still use the old arena.
+            state.stream->synchronize();
+            state.arena.reset();
+            state.arena = state.backend->allocate(plan->arena_bytes[d], plan->devices[d].index);
+            ++allocations_;
+        }
+        devices_.push_back(&state);
     }
-    slots_.resize(plan_->slots.size());
-    uses_.resize(plan_->slots.size());
-    for (size_t i = 0; i < plan_->slots.size(); ++i) {
+    plan_ = plan;
+    const size_t slot_count = plan_->slots.size();
+    slots_.assign(slot_count, Tensor());
+    uses_.assign(slot_count, {});
+    aliases_.assign(slot_count, {});
+    for (size_t i = 0; i < slot_count; ++i) {
         const Slot& slot = plan_->slots[i];
-        if (slot.kind == SlotKind::constant) slots_[i] = slot.constant;
-        if (slot.kind == SlotKind::arena)
-            slots_[i] = Tensor(devices_[plan_->device_slot(slot.device)].arena, slot.dtype, slot.shape,
-                               slot.arena_offset);
+        if (slot.kind == SlotKind::alias) aliases_[plan_->storage_of(static_cast<int>(i))].push_back(static_cast<int>(i));
     }
-    bound_.resize(plan_->steps.size());
+    bound_.assign(plan_->steps.size(), {});
     for (size_t s = 0; s < plan_->steps.size(); ++s) {
         const auto* step = std::get_if<KernelStep>(&plan_->steps[s]);
         if (!step) continue;
-        BoundStep& b = bound_[s];
         for (size_t i = 0; i < step->inputs.size(); ++i) {
-            const int slot = step->inputs[i];
-            b.inputs.push_back(slot >= 0 ? slots_[slot] : Tensor());
-            if (slot >= 0) uses_[slot].emplace_back(s, false, i);
+            bound_[s].inputs.emplace_back();
+            if (step->inputs[i] >= 0) uses_[step->inputs[i]].emplace_back(s, false, i);
         }
         for (size_t i = 0; i < step->outputs.size(); ++i) {
-            b.outputs.push_back(slots_[step->outputs[i]]);
+            bound_[s].outputs.emplace_back();
             uses_[step->outputs[i]].emplace_back(s, true, i);
         }
+    }
+    for (size_t i = 0; i < slot_count; ++i) {
+        const Slot& slot = plan_->slots[i];
+        if (slot.kind == SlotKind::constant) rebind(static_cast<int>(i), slot.constant);
+        if (slot.kind == SlotKind::arena)
+            rebind(static_cast<int>(i), Tensor(devices_[plan_->device_slot(slot.device)]->arena, slot.dtype,
+                                               slot.shape, slot.arena_offset));
     }
 }
 
@@ -54,6 +75,13 @@ void ExecutionContext::rebind(int slot, const Tensor& tensor) {
     slots_[slot] = tensor;
     for (const auto& [step, is_output, position] : uses_[slot])
         (is_output ? bound_[step].outputs : bound_[step].inputs)[position] = tensor;
+    for (int alias : aliases_[slot]) {
+        const Slot& view = plan_->slots[alias];
+        slots_[alias] = tensor.defined() ? Tensor(tensor.buffer(), view.dtype, view.shape, tensor.byte_offset())
+                                         : Tensor();
+        for (const auto& [step, is_output, position] : uses_[alias])
+            (is_output ? bound_[step].outputs : bound_[step].inputs)[position] = slots_[alias];
+    }
 }
 
 void ExecutionContext::release_run_tensors() {
@@ -63,17 +91,28 @@ void ExecutionContext::release_run_tensors() {
     }
 }
 
+void ExecutionContext::bind_output(size_t output, const Tensor& caller_tensor) {
+    const int slot = plan_->output_slots[output];
+    const Slot& info = plan_->slots[slot];
+    if (info.kind != SlotKind::output) return;  // not computed into a slot of its own: copied after the run
+    // A caller's tensor on another device, or strided, is filled by a copy after the run.
+    const bool in_place = caller_tensor.defined() && caller_tensor.device() == info.device && caller_tensor.is_contiguous();
+    if (!in_place) ++allocations_;
+    rebind(slot, in_place ? caller_tensor : Tensor::empty(info.dtype, info.shape, info.device));
+}
+
 void ExecutionContext::synchronize_all() {
-    for (DeviceState& d : devices_) d.stream->synchronize();
+    for (DeviceState& d : states_) d.stream->synchronize();
 }
 
 void* ExecutionContext::workspace(size_t device, size_t bytes) {
-    DeviceState& d = devices_[device];
+    DeviceState& d = *devices_[device];
     if (!d.workspace || d.workspace->bytes() < bytes) {
         // Earlier kernels on this stream may still read the old workspace.
         d.stream->synchronize();
         d.workspace.reset();
         d.workspace = d.backend->allocate(bytes, plan_->devices[device].index);
+        ++allocations_;
     }
     return d.workspace->data();
 }
@@ -81,19 +120,20 @@ void* ExecutionContext::workspace(size_t device, size_t bytes) {
 void ExecutionContext::run_kernel(size_t index, const KernelStep& step) {
     const size_t device = plan_->device_slot(step.device);
     BoundStep& b = bound_[index];
-    KernelContext ctx(step.signature, b.inputs, b.outputs, devices_[device].stream.get(), step.device,
+    KernelContext ctx(step.signature, b.inputs, b.outputs, devices_[device]->stream.get(), step.device,
                       [this, device](size_t bytes) { return workspace(device, bytes); });
     step.kernel->run(ctx);
 }
 
 void ExecutionContext::run_copy(const CopyStep& step) {
+    ++copies_;
     const Tensor& src = slots_[step.source];
     Tensor& dst = slots_[step.target];
     const Slot& from = plan_->slots[step.source];
     const Slot& to = plan_->slots[step.target];
     const size_t bytes = to.bytes();
-    DeviceState& src_state = devices_[plan_->device_slot(from.device)];
-    DeviceState& dst_state = devices_[plan_->device_slot(to.device)];
+    DeviceState& src_state = *devices_[plan_->device_slot(from.device)];
+    DeviceState& dst_state = *devices_[plan_->device_slot(to.device)];
     const bool src_host = src.buffer()->host_accessible();
     const bool dst_host = dst.buffer()->host_accessible();
     if (src_host && dst_host) {
@@ -136,8 +176,11 @@ struct ExecutionContext::MarkedStep {
     std::unique_ptr<TimingMark> start, end;
 };
 
-std::vector<Tensor> ExecutionContext::run(const std::vector<Tensor>& inputs, RunProfile* profile) {
+std::vector<Tensor> ExecutionContext::run(const std::shared_ptr<const Plan>& plan, const std::vector<Tensor>& inputs,
+                                          const std::vector<Tensor>& bound_outputs, RunProfile* profile) {
     const auto started = std::chrono::steady_clock::now();
+    allocations_ = copies_ = 0;
+    if (plan != plan_) bind(plan);
     std::vector<MarkedStep> marked;
     if (profile) marked.reserve(plan_->steps.size());
     struct ReleaseOnExit {
@@ -152,38 +195,47 @@ std::vector<Tensor> ExecutionContext::run(const std::vector<Tensor>& inputs, Run
     } release{this};
 
     for (size_t i = 0; i < plan_->input_slots.size(); ++i) rebind(plan_->input_slots[i], inputs[i]);
-    for (size_t i = 0; i < plan_->slots.size(); ++i) {
-        const Slot& slot = plan_->slots[i];
-        if (slot.kind == SlotKind::output)
-            rebind(static_cast<int>(i), Tensor::empty(slot.dtype, slot.shape, slot.device));
-    }
+    for (size_t i = 0; i < plan_->output_slots.size(); ++i) bind_output(i, bound_outputs[i]);
     for (size_t s = 0; s < plan_->steps.size(); ++s) {
         MarkedStep* mark = nullptr;
         if (profile) {
             auto [device, timing] = describe_step(plan_->steps[s]);
-            marked.push_back({device, std::move(timing), devices_[device].stream->mark(), nullptr});
+            marked.push_back({device, std::move(timing), devices_[device]->stream->mark(), nullptr});
             mark = &marked.back();
         }
         if (const auto* kernel = std::get_if<KernelStep>(&plan_->steps[s])) run_kernel(s, *kernel);
         else run_copy(std::get<CopyStep>(plan_->steps[s]));
-        if (mark) mark->end = devices_[mark->device].stream->mark();
+        if (mark) mark->end = devices_[mark->device]->stream->mark();
     }
     synchronize_all();
-    if (profile) fill_profile(*profile, marked, started);
     std::vector<Tensor> outputs;
-    for (int slot : plan_->output_slots) {
-        const Slot& info = plan_->slots[slot];
+    for (size_t i = 0; i < plan_->output_slots.size(); ++i) {
+        const int slot = plan_->output_slots[i];
+        if (bound_outputs[i].defined()) {
+            Tensor target = bound_outputs[i];
+            if (slots_[slot].buffer() != target.buffer() || slots_[slot].byte_offset() != target.byte_offset()) {
+                target.copy_from(slots_[slot]);
+                ++copies_;
+            }
+            outputs.push_back(target);
+            continue;
+        }
         // Constants stay private to the plan; the caller gets its own copy.
-        outputs.push_back(info.kind == SlotKind::constant ? slots_[slot].clone() : slots_[slot]);
+        const bool constant = plan_->slots[slot].kind == SlotKind::constant;
+        allocations_ += constant;
+        outputs.push_back(constant ? slots_[slot].clone() : slots_[slot]);
     }
+    if (profile) fill_profile(*profile, marked, started);
     return outputs;
 }
 
 void ExecutionContext::fill_profile(RunProfile& profile, std::vector<MarkedStep>& marked,
                                     std::chrono::steady_clock::time_point started) {
     profile = RunProfile{};
+    profile.allocations = allocations_;
+    profile.copies = copies_;
     for (MarkedStep& m : marked) {
-        m.timing.ms = devices_[m.device].stream->elapsed_ms(*m.start, *m.end);
+        m.timing.ms = devices_[m.device]->stream->elapsed_ms(*m.start, *m.end);
         if (m.timing.kind == StepKind::host_to_device) profile.h2d_ms += m.timing.ms;
         if (m.timing.kind == StepKind::device_to_host) profile.d2h_ms += m.timing.ms;
         if (!m.timing.device.is_cpu()) {

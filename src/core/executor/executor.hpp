@@ -1,7 +1,9 @@
 #pragma once
-// Runs a Plan. An ExecutionContext holds what one run in flight needs: arenas, streams,
-// workspaces and the tensors bound to every slot. Contexts are pooled per plan, so concurrent
-// runs each get their own and a steady-state run allocates only its outputs.
+// Runs Plans. An ExecutionContext holds what one run in flight needs: per device a stream, an
+// arena and a workspace, and the tensors bound to every slot of the plan it ran last. A session
+// pools its contexts, so concurrent runs each get their own; plans of different input shapes
+// share a context's arenas, which grow to the largest plan run on them. A steady-state run
+// allocates only the outputs the caller did not bind.
 #include "core/planner/plan.hpp"
 
 #include <infer/batch.hpp>
@@ -15,15 +17,21 @@ namespace infer::detail {
 
 class ExecutionContext {
 public:
-    explicit ExecutionContext(std::shared_ptr<const Plan> plan);
+    ExecutionContext() = default;
     ~ExecutionContext();
+    ExecutionContext(const ExecutionContext&) = delete;
+    ExecutionContext& operator=(const ExecutionContext&) = delete;
 
-    // `inputs` are in graph-input order, already validated against the plan's signature. With a
+    // `inputs` are in graph-input order, already validated against the plan's signature.
+    // `bound_outputs` has one entry per graph output: a caller's tensor of the output's dtype and
+    // shape to write into (on any device), or an undefined tensor for "allocate one". With a
     // profile, every step is bracketed by timing marks on its stream and the profile filled in.
-    std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunProfile* profile = nullptr);
+    std::vector<Tensor> run(const std::shared_ptr<const Plan>& plan, const std::vector<Tensor>& inputs,
+                            const std::vector<Tensor>& bound_outputs, RunProfile* profile = nullptr);
 
 private:
     struct DeviceState {
+        Device device;
         std::shared_ptr<Backend> backend;
         std::shared_ptr<Buffer> arena;
         std::unique_ptr<Stream> stream;
@@ -34,6 +42,11 @@ private:
     };
 
     struct MarkedStep;
+    // Makes `plan` the bound one: streams and arenas for its devices (grown when too small),
+    // and every slot's tensor.
+    void bind(const std::shared_ptr<const Plan>& plan);
+    DeviceState& state_of(const Device& device);
+    void bind_output(size_t output, const Tensor& caller_tensor);
     void run_kernel(size_t index, const KernelStep& step);
     void run_copy(const CopyStep& step);
     // Which stream a step's work goes to, and what kind of step it is, for profiling.
@@ -46,11 +59,15 @@ private:
     void synchronize_all();
 
     std::shared_ptr<const Plan> plan_;
-    std::vector<DeviceState> devices_;
+    std::vector<DeviceState> states_;   // every device this context has run on
+    std::vector<DeviceState*> devices_;  // per entry of plan_->devices
     std::vector<Tensor> slots_;
     std::vector<BoundStep> bound_;
-    // Where each input/output slot appears in bound_: (step, is_output, position).
+    // Where each slot appears in bound_ (step, is_output, position), and the aliases whose
+    // memory it holds.
     std::vector<std::vector<std::tuple<size_t, bool, size_t>>> uses_;
+    std::vector<std::vector<int>> aliases_;
+    size_t allocations_ = 0, copies_ = 0;  // in the run under way, for its profile
 };
 
 }  // namespace infer::detail

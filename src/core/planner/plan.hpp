@@ -23,7 +23,9 @@ enum class SlotKind {
     constant,  // a weight or a value folded at plan time; bound once
     input,     // the caller's tensor for a graph input
     arena,     // an intermediate, a view into the device's arena
-    output,    // a graph output, freshly allocated each run (the caller keeps it)
+    output,    // a graph output: the caller's tensor when bound, else freshly allocated each run
+    alias,     // the memory of slot `alias_of` under this slot's shape: a view op's output, or
+               // an output computed in place over an input that dies at that step
 };
 
 struct Slot {
@@ -34,6 +36,7 @@ struct Slot {
     Tensor constant;          // kind == constant
     size_t graph_input = 0;   // kind == input
     size_t arena_offset = 0;  // kind == arena
+    int alias_of = -1;        // kind == alias: the slot whose memory this one shares
     size_t bytes() const { return static_cast<size_t>(shape.numel()) * dtype_size(dtype); }
 };
 
@@ -44,6 +47,7 @@ struct KernelStep {
     Device device;
     std::vector<int> inputs;   // slot ids, -1 for an absent optional input
     std::vector<int> outputs;  // slot ids
+    uint8_t in_place_inputs = 0;  // OpTraits::in_place: inputs output 0 may overwrite
 };
 
 struct CopyStep {
@@ -64,6 +68,8 @@ struct Plan {
     MemoryEstimate memory;                 // on the requested device
 
     size_t device_slot(const Device& device) const;  // index into `devices`
+    // The slot that owns the memory `slot` uses: itself, or what its aliases lead to.
+    int storage_of(int slot) const;
 };
 
 // Tensors of constants uploaded to devices, and the forms kernels prepacked them into, shared
@@ -106,8 +112,9 @@ std::shared_ptr<const Plan> make_plan(const GraphIR& graph, const InputSignature
                                       const SessionOptions& options, WeightCache& weights,
                                       bool estimate_only = false);
 
-// Gives each arena slot an offset so that slots alive at the same step never overlap; fills
-// Slot::arena_offset and Plan::arena_bytes.
+// Turns outputs of ops that may run in place into aliases of an input that dies at that step,
+// then gives each arena slot an offset so that slots alive at the same step (through any of
+// their aliases) never overlap; fills Slot::arena_offset and Plan::arena_bytes.
 void plan_memory(Plan& plan);
 
 }  // namespace infer::detail

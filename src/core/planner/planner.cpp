@@ -23,6 +23,11 @@ size_t Plan::device_slot(const Device& device) const {
     return static_cast<size_t>(it - devices.begin());
 }
 
+int Plan::storage_of(int slot) const {
+    while (slots[slot].kind == SlotKind::alias) slot = slots[slot].alias_of;
+    return slot;
+}
+
 Tensor WeightCache::on_device(int value_id, const Tensor& host, const Device& device) {
     std::lock_guard lock(mutex_);
     Tensor& cached = tensors_[{value_id, device.to_string()}];
@@ -90,7 +95,9 @@ public:
         : g_(graph), inputs_(inputs), options_(options), weights_(weights), estimate_only_(estimate_only),
           target_(backend_for(options.device)), cpu_(backend_for(Device::CPU)),
           types_(graph.values.size()), known_(graph.values.size()),
-          home_(graph.values.size(), Device::CPU) {}
+          home_(graph.values.size(), Device::CPU), is_graph_output_(graph.values.size(), false) {
+        for (int id : graph.outputs) is_graph_output_[id] = true;
+    }
 
     std::shared_ptr<const Plan> run() {
         plan_ = std::make_shared<Plan>();
@@ -174,6 +181,7 @@ private:
             fold(node, signature, in_values, shapes, out_dtypes);
             return;
         }
+        if (alias_view(node, *schema, shapes[0], out_dtypes[0])) return;
         place(node, *schema, std::move(signature), shapes, out_dtypes);
     }
 
@@ -199,6 +207,24 @@ private:
         // Folded once: nothing is worth prepacking.
         cpu_->compile(CompileContext(signature, Device::CPU, in_values, nullptr))->run(kctx);
         for (size_t i = 0; i < node.outputs.size(); ++i) known_[node.outputs[i]] = outputs[i];
+    }
+
+    // A view op's output as an alias of its input's memory: no step, no copy. Graph outputs
+    // stay copies, since the caller keeps them while the input's memory is reused.
+    bool alias_view(const NodeIR& node, const OpSchema& schema, const Shape& shape, DType dtype) {
+        if (schema.traits.view_of < 0 || is_graph_output_[node.outputs[0]]) return false;
+        const int input = node.inputs[static_cast<size_t>(schema.traits.view_of)];
+        if (input < 0 || known_[input].defined()) return false;
+        auto it = slot_of_.find({input, options_.device.to_string()});
+        if (it == slot_of_.end()) it = slot_of_.find({input, home_[input].to_string()});
+        const int source = it->second;
+        const Device device = plan_->slots[source].device;
+        Slot slot{SlotKind::alias, dtype, shape, device};
+        slot.alias_of = source;
+        add_slot(std::move(slot), node.outputs[0]);
+        home_[node.outputs[0]] = device;
+        plan_->report.nodes.push_back({node.name, node.op, device, ""});
+        return true;
     }
 
     void place(const NodeIR& node, const OpSchema& schema, NodeSignature signature,
@@ -237,6 +263,7 @@ private:
             step.outputs.push_back(add_slot({SlotKind::arena, out_dtypes[i], shapes[i], device}, id));
             home_[id] = device;
         }
+        step.in_place_inputs = schema.traits.in_place;
         step.signature = std::move(signature);
         plan_->steps.emplace_back(std::move(step));
         plan_->report.nodes.push_back({node.name, node.op, device, reason});
@@ -368,6 +395,7 @@ private:
     std::vector<Tensor> known_;  // host values known at plan time
     std::deque<Tensor> shape_only_;  // stand-ins for inputs whose data shape-reading ops never read
     std::vector<Device> home_;   // where each computed value is produced
+    std::vector<bool> is_graph_output_;
     std::map<std::pair<int, std::string>, int> slot_of_;
     std::shared_ptr<Plan> plan_;
 };
