@@ -2,6 +2,7 @@
 // execution contexts per plan so that concurrent runs never share buffers.
 #include "backends/cpu/cpu_backend.hpp"
 #include "core/executor/executor.hpp"
+#include "core/log.hpp"
 #include "core/passes/lower_precision.hpp"
 #include "core/planner/plan.hpp"
 
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <set>
 
 namespace infer {
 
@@ -43,6 +45,11 @@ std::string PlacementReport::to_string() const {
     for (const auto& entry : nodes) {
         text += "  " + entry.node + " (" + entry.op + ") -> " + entry.device.to_string();
         if (!entry.reason.empty()) text += "  [" + entry.reason + "]";
+        text += "\n";
+    }
+    if (!kept_f32.empty()) {
+        text += "  kept in f32, their f16 results out of range:";
+        for (const auto& name : kept_f32) text += " " + name;
         text += "\n";
     }
     return text;
@@ -83,6 +90,9 @@ struct Session::Impl {
     std::vector<bool> shape_deciding;  // per graph input
     // What plans are made from: the graph itself, or its f16/bf16 lowering.
     std::shared_ptr<const detail::GraphIR> planned;
+    // f16: nodes computed in f32 because a run found their f16 results out of range.
+    std::set<std::string> keep_f32;
+    std::set<std::string> source_nodes;  // names of the nodes lowering starts from
 
     Impl(Graph g, SessionOptions o)
         : graph(std::move(g)), options(std::move(o)),
@@ -104,6 +114,7 @@ struct Session::Impl {
     }
 
     Batch run(const Batch& inputs, RunProfile* profile);
+    bool keep_in_f32(const std::vector<std::string>& out_of_range);
 
     // Checks the batch against the graph's inputs; returns the tensors in graph-input order.
     std::vector<Tensor> bind(const Batch& batch, detail::InputSignature& signature) const {
@@ -181,13 +192,44 @@ MemoryEstimate Session::memory() const {
     return impl_->latest->memory;
 }
 
+// A wrong answer is worse than a slow one: when f16 could not hold a node's results, that node
+// and everything after it (whose inputs it spoilt) are lowered again in f32, and the run repeated.
+// Each round only widens the f32 part, so this ends; the bound is a guard.
+bool Session::Impl::keep_in_f32(const std::vector<std::string>& out_of_range) {
+    std::lock_guard lock(mutex);
+    const std::set<std::string> spoilt = detail::nodes_from(*planned, {out_of_range.begin(), out_of_range.end()});
+    // Casts the lowering inserted are named after their value; only the graph's own nodes count.
+    if (source_nodes.empty())
+        for (const auto& node : detail::graph_for_precision(graph.ir(), Precision::f32)->nodes) source_nodes.insert(node.name);
+    const size_t before = keep_f32.size();
+    for (const auto& name : spoilt)
+        if (source_nodes.count(name)) keep_f32.insert(name);
+    if (keep_f32.size() == before) return false;
+    std::string names;
+    for (size_t i = 0; i < out_of_range.size() && i < 8; ++i) names += (i ? ", " : "") + out_of_range[i];
+    if (out_of_range.size() > 8) names += ", ...";
+    detail::logger().warn("graph '{}': f16 results of {} node(s) out of f16's range ({}); computing them and "
+                          "the {} node(s) after them in f32 and running again",
+                          graph.name(), out_of_range.size(), names, spoilt.size());
+    planned = detail::graph_for_precision(graph.ir(), options.precision, keep_f32);
+    plans.clear();
+    latest.reset();
+    return true;
+}
+
 Batch Session::Impl::run(const Batch& inputs, RunProfile* profile) {
     detail::InputSignature signature;
     const std::vector<Tensor> tensors = bind(inputs, signature);
-    const std::shared_ptr<PlanEntry> entry = plan_for(signature);
-    auto context = entry->borrow();
-    std::vector<Tensor> outputs = context->run(tensors, profile);
-    entry->give_back(std::move(context));
+    std::vector<Tensor> outputs;
+    for (int round = 0;; ++round) {
+        const std::shared_ptr<PlanEntry> entry = plan_for(signature);
+        auto context = entry->borrow();
+        outputs = context->run(tensors, profile);
+        const std::vector<std::string> out_of_range = context->out_of_range();
+        entry->give_back(std::move(context));
+        if (out_of_range.empty() || options.precision != Precision::f16 || round == 8 || !keep_in_f32(out_of_range))
+            break;
+    }
     Batch result;
     const auto& infos = graph.outputs();
     for (size_t i = 0; i < infos.size(); ++i) result.set(infos[i].name, std::move(outputs[i]));
@@ -200,7 +242,9 @@ const Graph& Session::graph() const { return impl_->graph; }
 PlacementReport Session::placement() const {
     std::lock_guard lock(impl_->mutex);
     if (!impl_->latest) return PlacementReport{impl_->options.device, {}, 0};
-    return impl_->latest->report;
+    PlacementReport report = impl_->latest->report;
+    report.kept_f32.assign(impl_->keep_f32.begin(), impl_->keep_f32.end());
+    return report;
 }
 
 }  // namespace infer

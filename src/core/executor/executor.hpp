@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace infer::detail {
@@ -21,6 +22,11 @@ public:
     // `inputs` are in graph-input order, already validated against the plan's signature. With a
     // profile, every step is bracketed by timing marks on its stream and the profile filled in.
     std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunProfile* profile = nullptr);
+
+    // The nodes of the latest run whose f16 results on the CPU left f16's range: an infinity or
+    // NaN (overflow), or a tensor whose largest value is below 2^-14, f16's smallest normal
+    // (underflow: fewer significant bits than f16 has, down to zeros). Empty when all was well.
+    const std::vector<std::string>& out_of_range() const { return out_of_range_; }
 
 private:
     struct DeviceState {
@@ -36,6 +42,7 @@ private:
     struct MarkedStep;
     void run_kernel(size_t index, const KernelStep& step);
     void run_copy(const CopyStep& step);
+    void check_range(size_t index, const KernelStep& step);
     // Which stream a step's work goes to, and what kind of step it is, for profiling.
     std::pair<size_t, StepTiming> describe_step(const Step& step) const;
     void fill_profile(RunProfile& profile, std::vector<MarkedStep>& marked,
@@ -51,6 +58,7 @@ private:
     std::vector<BoundStep> bound_;
     // Where each input/output slot appears in bound_: (step, is_output, position).
     std::vector<std::vector<std::tuple<size_t, bool, size_t>>> uses_;
+    std::vector<std::string> out_of_range_;
 };
 
 }  // namespace infer::detail
