@@ -49,6 +49,11 @@ struct PlacementReport {
     Device requested;
     std::vector<PlacementEntry> nodes;  // nodes folded into constants are not listed
     size_t copies = 0;                  // tensors copied between devices per run
+    // f16 sessions: nodes whose f16 results a run found out of f16's range (overflow to
+    // infinity, or values below 2^-14 losing their precision down to zero), computed in f32
+    // from then on together with everything downstream of them. The run that found them was
+    // repeated, so no caller saw those results.
+    std::vector<std::string> kept_f32;
     size_t fallbacks() const;
     std::string to_string() const;
 };

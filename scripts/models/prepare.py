@@ -79,7 +79,9 @@ def output_module(model, input_names, output_name, **call_kwargs):
             self.model = model
 
         def forward(self, *inputs):
-            return getattr(self.model(**dict(zip(input_names, inputs)), **call_kwargs), output_name)
+            result = self.model(**dict(zip(input_names, inputs)), **call_kwargs)
+            # torchvision's classifiers return the logits themselves, transformers' a ModelOutput.
+            return result if isinstance(result, torch.Tensor) else getattr(result, output_name)
 
     return OutputOf().eval()
 
@@ -120,6 +122,11 @@ def versions():
 
     found = {"torch": torch.__version__, "transformers": transformers.__version__,
              "onnx": onnx.__version__, "numpy": numpy.__version__, "python": sys.version.split()[0]}
+    try:
+        import torchvision
+        found["torchvision"] = torchvision.__version__
+    except ImportError:
+        pass
     try:
         import sentence_transformers
         found["sentence-transformers"] = sentence_transformers.__version__
@@ -407,6 +414,30 @@ def build_random(model_class_name, config_class_name, model_kwargs=None, **confi
     return build
 
 
+def build_torchvision(builder_name):
+    """A torchvision classifier with seeded random weights (weights=None: no download), called
+    by its input's name as the export calls every model."""
+    def build():
+        import torch
+        import torchvision
+
+        class Classifier(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                torch.manual_seed(SEED)
+                self.model = getattr(torchvision.models, builder_name)(weights=None)
+
+            def forward(self, pixel_values):
+                return self.model(pixel_values)
+
+        return Classifier().eval()
+    return build
+
+
+def torchvision_source(builder_name):
+    return f"torchvision.models.{builder_name}(weights=None), torch.manual_seed({SEED})"
+
+
 def random_source(model_class_name, config_class_name, arguments=""):
     return (f"transformers {model_class_name}({config_class_name}({arguments})) with random weights, "
             f"torch.manual_seed({SEED})")
@@ -436,6 +467,16 @@ MODELS = {
         build_random("ResNetForImageClassification", "ResNetConfig", num_labels=1000),
         ["pixel_values"], "logits", "image",
         random_source("ResNetForImageClassification", "ResNetConfig", "num_labels=1000")),
+    # torchvision CNNs with random weights: BatchNormalization folds into the convolutions at
+    # export. MobileNetV3 and EfficientNet (depthwise convolutions, squeeze-excitation with
+    # HardSigmoid/Sigmoid, HardSwish/SiLU) shrink their activations to 1e-9..1e-14 at random
+    # initialisation: in f16 that is below its range, which f16 sessions must notice.
+    "resnet18-random": Spec(build_torchvision("resnet18"), ["pixel_values"], "logits", "image",
+                            torchvision_source("resnet18")),
+    "mobilenet-v3-small-random": Spec(build_torchvision("mobilenet_v3_small"), ["pixel_values"], "logits",
+                                      "image", torchvision_source("mobilenet_v3_small")),
+    "efficientnet-b0-random": Spec(build_torchvision("efficientnet_b0"), ["pixel_values"], "logits", "image",
+                                   torchvision_source("efficientnet_b0")),
     # ViT-base/16 at 224x224: 197 tokens (196 patches + CLS) of 768, 12 layers; without the
     # pooler, which last_hidden_state does not use.
     "vit-base-random": Spec(

@@ -42,6 +42,14 @@ print(" ".join(package for module, package in wanted.items() if importlib.util.f
       exit 1
     fi
   fi
+  # torchvision (the CNNs of MODELS) built for the torch that is installed, which it must not
+  # replace: torch 2.X.Y goes with torchvision 0.(X+15).Y.
+  if ! "$python" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("torchvision") is None)'; then
+    vision=$("$python" -c 'import torch; major, minor = torch.__version__.split("+")[0].split(".")[:2]; print(f"0.{int(minor) + 15}.*")')
+    echo "prepare: installing torchvision==$vision (matching the installed torch) into $venv"
+    "$python" -m pip install --disable-pip-version-check -q --no-deps "torchvision==$vision" ||
+      echo "prepare: could not install torchvision; the torchvision models will not be prepared" >&2
+  fi
 fi
 
 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false \

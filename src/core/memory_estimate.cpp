@@ -55,7 +55,7 @@ MemoryEstimate estimate_memory(const Graph& graph, const SessionOptions& options
     backend_for(options.device);  // unknown, unbuilt or absent devices fail here
     const auto planned = detail::graph_for_precision(graph.ir(), options.precision);
     detail::WeightCache nothing_uploaded;
-    return detail::make_plan(*planned, signature, options, nothing_uploaded, /*estimate_only=*/true)->memory;
+    return detail::make_plan(planned, signature, options, nothing_uploaded, /*estimate_only=*/true)->memory;
 }
 
 }  // namespace infer

@@ -2,6 +2,7 @@
 // execution contexts per plan so that concurrent runs never share buffers.
 #include "backends/cpu/cpu_backend.hpp"
 #include "core/executor/executor.hpp"
+#include "core/log.hpp"
 #include "core/passes/lower_precision.hpp"
 #include "core/planner/plan.hpp"
 
@@ -13,6 +14,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <set>
 
 namespace infer {
 
@@ -45,6 +47,11 @@ std::string PlacementReport::to_string() const {
     for (const auto& entry : nodes) {
         text += "  " + entry.node + " (" + entry.op + ") -> " + entry.device.to_string();
         if (!entry.reason.empty()) text += "  [" + entry.reason + "]";
+        text += "\n";
+    }
+    if (!kept_f32.empty()) {
+        text += "  kept in f32, their f16 results out of range:";
+        for (const auto& name : kept_f32) text += " " + name;
         text += "\n";
     }
     return text;
@@ -97,7 +104,10 @@ public:
         }
         return order_.front().second;
     }
-    size_t size() const { return order_.size(); }
+    void clear() {
+        order_.clear();
+        index_.clear();
+    }
 
 private:
     using Entry = std::pair<std::string, std::shared_ptr<const detail::Plan>>;
@@ -118,6 +128,9 @@ struct Session::Impl {
     std::vector<bool> shape_deciding;  // per graph input
     // What plans are made from: the graph itself, or its f16/bf16 lowering.
     std::shared_ptr<const detail::GraphIR> planned;
+    // f16: nodes computed in f32 because a run found their f16 results out of range.
+    std::set<std::string> keep_f32;
+    std::set<std::string> source_nodes;  // names of the nodes lowering starts from
 
     Impl(Graph g, SessionOptions o)
         : graph(std::move(g)), options(std::move(o)), plans(options.max_cached_plans),
@@ -128,7 +141,7 @@ struct Session::Impl {
     std::shared_ptr<const detail::Plan> plan_for(const detail::InputSignature& signature) {
         const std::string key = signature.key();
         std::lock_guard lock(mutex);
-        latest = plans.get(key, [&] { return detail::make_plan(*planned, signature, options, weights); });
+        latest = plans.get(key, [&] { return detail::make_plan(planned, signature, options, weights); });
         return latest;
     }
 
@@ -136,6 +149,7 @@ struct Session::Impl {
     // The caller's output tensors in graph-output order (undefined where not bound), checked
     // against the plan's output dtypes and shapes.
     std::vector<Tensor> outputs_to_write(const Batch* bound, const detail::Plan& plan) const;
+    bool keep_in_f32(const std::vector<std::string>& out_of_range);
 
     // Checks the batch against the graph's inputs; returns the tensors in graph-input order.
     std::vector<Tensor> bind(const Batch& batch, detail::InputSignature& signature) const {
@@ -248,15 +262,46 @@ std::vector<Tensor> Session::Impl::outputs_to_write(const Batch* bound, const de
     return tensors;
 }
 
+// A wrong answer is worse than a slow one: when f16 could not hold a node's results, that node
+// and everything after it (whose inputs it spoilt) are lowered again in f32, and the run repeated.
+// Each round only widens the f32 part, so this ends; the bound is a guard.
+bool Session::Impl::keep_in_f32(const std::vector<std::string>& out_of_range) {
+    std::lock_guard lock(mutex);
+    const std::set<std::string> spoilt = detail::nodes_from(*planned, {out_of_range.begin(), out_of_range.end()});
+    // Casts the lowering inserted are named after their value; only the graph's own nodes count.
+    if (source_nodes.empty())
+        for (const auto& node : detail::graph_for_precision(graph.ir(), Precision::f32)->nodes) source_nodes.insert(node.name);
+    const size_t before = keep_f32.size();
+    for (const auto& name : spoilt)
+        if (source_nodes.count(name)) keep_f32.insert(name);
+    if (keep_f32.size() == before) return false;
+    std::string names;
+    for (size_t i = 0; i < out_of_range.size() && i < 8; ++i) names += (i ? ", " : "") + out_of_range[i];
+    if (out_of_range.size() > 8) names += ", ...";
+    detail::logger().warn("graph '{}': f16 results of {} node(s) out of f16's range ({}); computing them and "
+                          "the {} node(s) after them in f32 and running again",
+                          graph.name(), out_of_range.size(), names, spoilt.size());
+    planned = detail::graph_for_precision(graph.ir(), options.precision, keep_f32);
+    plans.clear();
+    latest.reset();
+    return true;
+}
+
 Batch Session::Impl::run(const Batch& inputs, const Batch* bound_outputs, RunProfile* profile) {
     detail::InputSignature signature;
     const std::vector<Tensor> tensors = bind(inputs, signature);
-    const std::shared_ptr<const detail::Plan> plan = plan_for(signature);
-    const std::vector<Tensor> targets = outputs_to_write(bound_outputs, *plan);
-    auto context = contexts.borrow();
-    // A context whose run threw is dropped rather than given back: it may hold half-written state.
-    std::vector<Tensor> outputs = context->run(plan, tensors, targets, profile);
-    contexts.give_back(std::move(context));
+    std::vector<Tensor> outputs;
+    for (int round = 0;; ++round) {
+        const std::shared_ptr<const detail::Plan> plan = plan_for(signature);
+        const std::vector<Tensor> targets = outputs_to_write(bound_outputs, *plan);
+        auto context = contexts.borrow();
+        // A context whose run threw is dropped rather than given back: it may hold half-written state.
+        outputs = context->run(plan, tensors, targets, profile);
+        const std::vector<std::string> out_of_range = context->out_of_range();
+        contexts.give_back(std::move(context));
+        if (out_of_range.empty() || options.precision != Precision::f16 || round == 8 || !keep_in_f32(out_of_range))
+            break;
+    }
     Batch result;
     const auto& infos = graph.outputs();
     for (size_t i = 0; i < infos.size(); ++i) result.set(infos[i].name, std::move(outputs[i]));
@@ -269,7 +314,9 @@ const Graph& Session::graph() const { return impl_->graph; }
 PlacementReport Session::placement() const {
     std::lock_guard lock(impl_->mutex);
     if (!impl_->latest) return PlacementReport{impl_->options.device, {}, 0};
-    return impl_->latest->report;
+    PlacementReport report = impl_->latest->report;
+    report.kept_f32.assign(impl_->keep_f32.begin(), impl_->keep_f32.end());
+    return report;
 }
 
 }  // namespace infer

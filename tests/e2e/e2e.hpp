@@ -12,7 +12,8 @@ namespace e2e {
 // .cache/models (or $INFER_MODEL_CACHE), filled by scripts/models/prepare.sh.
 const std::filesystem::path& model_cache();
 // The random-weight architectures scripts/models/prepare.sh makes (distilbert-base-random,
-// bert-base-random, gpt2-small-random, resnet50-random, vit-base-random).
+// bert-base-random, gpt2-small-random, resnet50-random, vit-base-random, resnet18-random,
+// mobilenet-v3-small-random, efficientnet-b0-random).
 const std::vector<std::string>& architecture_models();
 // The device the model tests run on: cpu, or what --device named.
 const infer::Device& device_under_test();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 namespace infer::detail {
 
@@ -125,6 +126,30 @@ void ExecutionContext::run_kernel(size_t index, const KernelStep& step) {
     step.kernel->run(ctx);
 }
 
+namespace {
+// f16 bit patterns: with the sign cleared they order as magnitudes do.
+constexpr uint16_t kF16Infinity = 0x7c00, kF16SmallestNormal = 0x0400;
+
+bool f16_out_of_range(const Tensor& t) {
+    const auto* bits = static_cast<const uint16_t*>(t.raw_data());
+    uint16_t largest = 0;
+    for (int64_t i = 0; i < t.numel(); ++i) largest = std::max<uint16_t>(largest, bits[i] & 0x7fff);
+    return largest >= kF16Infinity || (largest > 0 && largest < kF16SmallestNormal);
+}
+}  // namespace
+
+// Only host-side results are read: on the CPU the kernel has finished when it returns, and the
+// scan costs one read of the output against a kernel that wrote it.
+void ExecutionContext::check_range(size_t index, const KernelStep& step) {
+    if (!step.device.is_cpu()) return;
+    for (const Tensor& out : bound_[index].outputs) {
+        if (out.defined() && out.dtype() == DType::f16 && out.numel() > 0 && f16_out_of_range(out)) {
+            out_of_range_.push_back(step.signature.name);
+            return;
+        }
+    }
+}
+
 void ExecutionContext::run_copy(const CopyStep& step) {
     ++copies_;
     const Tensor& src = slots_[step.source];
@@ -194,6 +219,7 @@ std::vector<Tensor> ExecutionContext::run(const std::shared_ptr<const Plan>& pla
         }
     } release{this};
 
+    out_of_range_.clear();
     for (size_t i = 0; i < plan_->input_slots.size(); ++i) rebind(plan_->input_slots[i], inputs[i]);
     for (size_t i = 0; i < plan_->output_slots.size(); ++i) bind_output(i, bound_outputs[i]);
     for (size_t s = 0; s < plan_->steps.size(); ++s) {
@@ -203,8 +229,12 @@ std::vector<Tensor> ExecutionContext::run(const std::shared_ptr<const Plan>& pla
             marked.push_back({device, std::move(timing), devices_[device]->stream->mark(), nullptr});
             mark = &marked.back();
         }
-        if (const auto* kernel = std::get_if<KernelStep>(&plan_->steps[s])) run_kernel(s, *kernel);
-        else run_copy(std::get<CopyStep>(plan_->steps[s]));
+        if (const auto* kernel = std::get_if<KernelStep>(&plan_->steps[s])) {
+            run_kernel(s, *kernel);
+            check_range(s, *kernel);
+        } else {
+            run_copy(std::get<CopyStep>(plan_->steps[s]));
+        }
         if (mark) mark->end = devices_[mark->device]->stream->mark();
     }
     synchronize_all();

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace infer::detail {
@@ -28,6 +29,11 @@ public:
     // profile, every step is bracketed by timing marks on its stream and the profile filled in.
     std::vector<Tensor> run(const std::shared_ptr<const Plan>& plan, const std::vector<Tensor>& inputs,
                             const std::vector<Tensor>& bound_outputs, RunProfile* profile = nullptr);
+
+    // The nodes of the latest run whose f16 results on the CPU left f16's range: an infinity or
+    // NaN (overflow), or a tensor whose largest value is below 2^-14, f16's smallest normal
+    // (underflow: fewer significant bits than f16 has, down to zeros). Empty when all was well.
+    const std::vector<std::string>& out_of_range() const { return out_of_range_; }
 
 private:
     struct DeviceState {
@@ -49,6 +55,7 @@ private:
     void bind_output(size_t output, const Tensor& caller_tensor);
     void run_kernel(size_t index, const KernelStep& step);
     void run_copy(const CopyStep& step);
+    void check_range(size_t index, const KernelStep& step);
     // Which stream a step's work goes to, and what kind of step it is, for profiling.
     std::pair<size_t, StepTiming> describe_step(const Step& step) const;
     void fill_profile(RunProfile& profile, std::vector<MarkedStep>& marked,
@@ -68,6 +75,7 @@ private:
     std::vector<std::vector<std::tuple<size_t, bool, size_t>>> uses_;
     std::vector<std::vector<int>> aliases_;
     size_t allocations_ = 0, copies_ = 0;  // in the run under way, for its profile
+    std::vector<std::string> out_of_range_;
 };
 
 }  // namespace infer::detail

@@ -29,9 +29,26 @@ namespace {
 // inf - inf = NaN instead of a uniform row.
 float largest_finite(DType low) { return low == DType::f16 ? 65504.0f : 3.38953139e38f; }
 
+// Whether f16 can hold a constant's values: weights all below f16's smallest normal (2^-14)
+// lose their precision or become zeros, and genuine values beyond 65504 would be clamped.
+// Sentinels of 1e30 and more (masks written as -FLT_MAX) are not values and may be clamped.
+bool f16_can_hold(const Tensor& constant) {
+    if (constant.dtype() != DType::f32) return true;
+    const auto* values = static_cast<const float*>(constant.raw_data());
+    float largest = 0.0f;
+    for (int64_t i = 0; i < constant.numel(); ++i) {
+        const float magnitude = std::abs(values[i]);
+        if (!std::isfinite(magnitude) || magnitude >= 1e30f) continue;
+        if (magnitude > 65504.0f) return false;
+        largest = std::max(largest, magnitude);
+    }
+    return largest == 0.0f || largest >= 6.103515625e-05f;
+}
+
 class Lowering {
 public:
-    Lowering(const GraphIR& source, DType low) : src_(source), low_(low) {}
+    Lowering(const GraphIR& source, DType low, const std::set<std::string>& keep_f32)
+        : src_(source), low_(low), keep_f32_(keep_f32) {}
 
     std::shared_ptr<GraphIR> run() {
         out_ = std::make_shared<GraphIR>();
@@ -84,6 +101,13 @@ private:
     }
 
     DType choose(const NodeIR& node, const OpSchema& schema) const {
+        if (keep_f32_.count(node.name)) return DType::f32;
+        for (size_t i = 0; i < node.inputs.size(); ++i) {
+            const int id = node.inputs[i];
+            if (low_ == DType::f16 && id >= 0 && !schema.is_host_input(i) && is_constant(id) &&
+                !f16_can_hold(out_->constants.at(id)))
+                return DType::f32;
+        }
         if (schema.traits.precision == PrecisionClass::low) return low_;
         if (schema.traits.precision == PrecisionClass::keeps_f32) return DType::f32;
         for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -124,6 +148,7 @@ private:
 
     const GraphIR& src_;
     DType low_;
+    const std::set<std::string>& keep_f32_;
     std::shared_ptr<GraphIR> out_;
     std::vector<DType> dtype_;  // the type each value has in the lowered graph
     std::map<std::pair<int, DType>, int> casts_;
@@ -131,16 +156,30 @@ private:
 
 }  // namespace
 
-std::shared_ptr<GraphIR> lower_precision(const GraphIR& graph, DType low) {
+std::shared_ptr<GraphIR> lower_precision(const GraphIR& graph, DType low, const std::set<std::string>& keep_f32) {
     if (low != DType::f16 && low != DType::bf16)
         throw InvalidArgument("lower_precision: target must be f16 or bf16");
-    return Lowering(graph, low).run();
+    return Lowering(graph, low, keep_f32).run();
 }
 
-std::shared_ptr<const GraphIR> graph_for_precision(const GraphIR& graph, Precision precision) {
+std::shared_ptr<const GraphIR> graph_for_precision(const GraphIR& graph, Precision precision,
+                                                   const std::set<std::string>& keep_f32) {
     auto fused = fuse_gelu(graph);
     if (precision == Precision::f32) return fused;
-    return lower_precision(*fused, precision == Precision::f16 ? DType::f16 : DType::bf16);
+    return lower_precision(*fused, precision == Precision::f16 ? DType::f16 : DType::bf16, keep_f32);
+}
+
+std::set<std::string> nodes_from(const GraphIR& graph, const std::set<std::string>& names) {
+    std::set<std::string> reached;
+    std::vector<bool> tainted(graph.values.size(), false);
+    for (const NodeIR& node : graph.nodes) {
+        bool hit = names.count(node.name) != 0;
+        for (int id : node.inputs) hit = hit || (id >= 0 && tainted[id]);
+        if (!hit) continue;
+        reached.insert(node.name);
+        for (int id : node.outputs) tainted[id] = true;
+    }
+    return reached;
 }
 
 }  // namespace infer::detail

@@ -8,6 +8,9 @@
 //    Softmax and Erf among them: the kernels compute in f32 internally and round only the
 //    bounded result.
 // f32 constants converted to the low type are clamped to its finite range (masks use -FLT_MAX).
+// In f16, an op with a constant f16 cannot hold (genuine values beyond 65504, or all of them
+// below its smallest normal 2^-14) runs in f32, and so does every node named in `keep_f32`:
+// sessions name there the nodes whose f16 results a run found out of range (see session.cpp).
 // Graph inputs keep their declared f32 type and outputs are cast back to f32, so callers see
 // the same interface at every precision. Casts are inserted only where a value crosses types.
 #include "core/ir/graph_ir.hpp"
@@ -15,14 +18,21 @@
 #include <infer/session.hpp>
 
 #include <memory>
+#include <set>
+#include <string>
 
 namespace infer::detail {
 
-std::shared_ptr<GraphIR> lower_precision(const GraphIR& graph, DType low);
+std::shared_ptr<GraphIR> lower_precision(const GraphIR& graph, DType low,
+                                         const std::set<std::string>& keep_f32 = {});
 
 // What a session at `precision` plans from: the graph with its GELU chains fused (the graph
 // itself, not copied, when there are none), lowered for f16/bf16. The result must not outlive
 // `graph`.
-std::shared_ptr<const GraphIR> graph_for_precision(const GraphIR& graph, Precision precision);
+std::shared_ptr<const GraphIR> graph_for_precision(const GraphIR& graph, Precision precision,
+                                                   const std::set<std::string>& keep_f32 = {});
+
+// The nodes named in `names` and every node downstream of them, by name.
+std::set<std::string> nodes_from(const GraphIR& graph, const std::set<std::string>& names);
 
 }  // namespace infer::detail

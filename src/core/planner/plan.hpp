@@ -66,6 +66,7 @@ struct Plan {
     std::vector<int> input_slots;          // per graph input
     PlacementReport report;
     MemoryEstimate memory;                 // on the requested device
+    std::shared_ptr<const GraphIR> graph;  // what it was made from: steps point into its nodes
 
     size_t device_slot(const Device& device) const;  // index into `devices`
     // The slot that owns the memory `slot` uses: itself, or what its aliases lead to.
@@ -108,7 +109,9 @@ std::vector<bool> shape_deciding_inputs(const GraphIR& graph);
 // With `estimate_only`, the plan is made up to its memory estimate and nothing is uploaded: it
 // must not be run. Otherwise constants are uploaded last, after the estimate says they fit
 // (OutOfMemory with the estimate when not).
-std::shared_ptr<const Plan> make_plan(const GraphIR& graph, const InputSignature& inputs,
+// The plan keeps `graph` alive: its steps point into the graph's nodes, and a session may
+// replace the graph it plans from while an older plan still runs.
+std::shared_ptr<const Plan> make_plan(std::shared_ptr<const GraphIR> graph, const InputSignature& inputs,
                                       const SessionOptions& options, WeightCache& weights,
                                       bool estimate_only = false);
 

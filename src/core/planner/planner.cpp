@@ -99,7 +99,7 @@ public:
         for (int id : graph.outputs) is_graph_output_[id] = true;
     }
 
-    std::shared_ptr<const Plan> run() {
+    std::shared_ptr<Plan> run() {
         plan_ = std::make_shared<Plan>();
         plan_->report.requested = options_.device;
         for (const auto& [id, tensor] : g_.constants) {
@@ -402,10 +402,12 @@ private:
 
 }  // namespace
 
-std::shared_ptr<const Plan> make_plan(const GraphIR& graph, const InputSignature& inputs,
+std::shared_ptr<const Plan> make_plan(std::shared_ptr<const GraphIR> graph, const InputSignature& inputs,
                                       const SessionOptions& options, WeightCache& weights,
                                       bool estimate_only) {
-    return Planner(graph, inputs, options, weights, estimate_only).run();
+    auto plan = Planner(*graph, inputs, options, weights, estimate_only).run();
+    plan->graph = std::move(graph);
+    return plan;
 }
 
 }  // namespace infer::detail

@@ -54,20 +54,13 @@ void from_float(const Tensor& src, Tensor& dst) {
 
 namespace {
 
-Tensor float_copy(const Tensor& low) {
-    Tensor copy = Tensor::empty(DType::f32, low.shape());
-    to_float(low, copy);
-    return copy;
-}
-
-// The f32 kernel between conversions. Constant f16/bf16 inputs (weights) are converted once,
-// when the node is compiled, and shared by the session's plans.
+// The f32 kernel between conversions. Weights are converted on every run too, not prepacked
+// in f32: an f16/bf16 session on the CPU is chosen to halve the weights' memory, and f32
+// copies of them would undo that.
 class F32ComputeKernel final : public CompiledKernel {
 public:
-    F32ComputeKernel(NodeSignature f32_node, std::vector<Tensor> converted_constants,
-                     std::unique_ptr<CompiledKernel> f32_kernel)
-        : node_(std::move(f32_node)), constants_(std::move(converted_constants)),
-          kernel_(std::move(f32_kernel)) {}
+    F32ComputeKernel(NodeSignature f32_node, std::unique_ptr<CompiledKernel> f32_kernel)
+        : node_(std::move(f32_node)), kernel_(std::move(f32_kernel)) {}
 
     size_t workspace_bytes() const override { return kernel_->workspace_bytes(); }
 
@@ -78,9 +71,7 @@ public:
         inputs.reserve(ctx.num_inputs());
         for (size_t i = 0; i < ctx.num_inputs(); ++i) {
             const Tensor& t = ctx.input(i);
-            if (constants_[i].defined()) {
-                inputs.push_back(constants_[i]);
-            } else if (t.defined() && is_16bit_float(t.dtype())) {
+            if (t.defined() && is_16bit_float(t.dtype())) {
                 inputs.push_back(scratch.next(t.shape()));
                 to_float(t, inputs.back());
             } else {
@@ -102,7 +93,6 @@ public:
 
 private:
     NodeSignature node_;
-    std::vector<Tensor> constants_;  // per input: its f32 form when it is a 16-bit constant
     std::unique_ptr<CompiledKernel> kernel_;
 };
 
@@ -116,15 +106,9 @@ KernelFactory with_f32_compute(KernelFactory f32_factory) {
             if (is_16bit_float(t)) t = DType::f32;
         for (DType& t : node.output_dtypes)
             if (is_16bit_float(t)) t = DType::f32;
-        std::vector<Tensor> converted(node.input_dtypes.size());
-        std::vector<const Tensor*> constants(node.input_dtypes.size(), nullptr);
-        for (size_t i = 0; i < converted.size(); ++i) {
-            const Tensor* value = c.constant(i);
-            if (value && is_16bit_float(value->dtype())) converted[i] = c.prepacked(i, "f32", float_copy);
-            constants[i] = converted[i].defined() ? &converted[i] : value;
-        }
-        auto kernel = factory(CompileContext(node, c.device(), constants, nullptr));
-        return std::make_unique<F32ComputeKernel>(std::move(node), std::move(converted), std::move(kernel));
+        // The f32 kernel sees no constants: their 16-bit values are not its inputs' values.
+        auto kernel = factory(CompileContext(node, c.device(), {}, nullptr));
+        return std::make_unique<F32ComputeKernel>(std::move(node), std::move(kernel));
     };
 }
 

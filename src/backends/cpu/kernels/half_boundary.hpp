@@ -8,8 +8,7 @@
 
 namespace infer::cpu {
 
-// The f32 kernel made by `f32_factory`, run on f32 copies of the 16-bit inputs; constant
-// inputs are converted once when the node is compiled.
+// The f32 kernel made by `f32_factory`, run on f32 copies of the 16-bit inputs.
 KernelFactory with_f32_compute(KernelFactory f32_factory);
 KernelFactory with_f32_compute(const Kernel& f32_kernel);
 

@@ -1,0 +1,121 @@
+// f16 has f32's precision budget but not its range: 2^-14 (6.1e-5) is its smallest normal value,
+// 6e-8 its smallest subnormal and 65504 its largest. A CNN whose activations shrink layer by
+// layer (randomly initialised torchvision MobileNetV3 and EfficientNet reach 1e-9 to 1e-14) or
+// grow past 65504 computes garbage in f16 unless the session notices and computes those parts
+// in f32. bf16 has f32's range and needs none of this.
+#include <infer/infer.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+using namespace infer;
+
+namespace {
+
+// Deterministic values in [-1, 1).
+std::vector<float> uniform(size_t count, uint32_t seed) {
+    std::vector<float> values(count);
+    for (float& v : values) {
+        seed = seed * 1664525u + 1013904223u;
+        v = float(seed >> 8) / float(1u << 23) - 1.0f;
+    }
+    return values;
+}
+
+Value conv3x3(GraphBuilder& b, Value x, int64_t channels, float scale, uint32_t seed) {
+    std::vector<float> w = uniform(size_t(channels * channels * 9), seed);
+    for (float& v : w) v *= scale;
+    std::vector<float> bias(size_t(channels), 0.0f);
+    Attributes attrs;
+    attrs.set("kernel_shape", std::vector<int64_t>{3, 3});
+    attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    return b.op1("Conv", {x, b.constant(Tensor::from_vector(w, {channels, channels, 3, 3})),
+                          b.constant(Tensor::from_vector(bias, {channels}))},
+                 attrs);
+}
+
+// Pooled features through a classifier, as every ImageNet CNN ends.
+Value classifier(GraphBuilder& b, Value x, int64_t channels, int64_t classes) {
+    auto pooled = b.op1("Flatten", {b.op1("GlobalAveragePool", {x})});
+    std::vector<float> w = uniform(size_t(channels * classes), 99);
+    return b.gemm(pooled, b.constant(Tensor::from_vector(w, {channels, classes})));
+}
+
+double relative_error(const std::vector<float>& got, const std::vector<float>& want) {
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+        diff += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+        norm += double(want[i]) * want[i];
+    }
+    return std::sqrt(diff / norm);
+}
+
+constexpr int64_t kChannels = 8, kSide = 12, kClasses = 10;
+
+Batch image() {
+    return {{"image", Tensor::from_vector(uniform(size_t(kChannels * kSide * kSide), 7),
+                                          {1, kChannels, kSide, kSide})}};
+}
+
+void check_low_precision_matches_f32(const Graph& g) {
+    const std::vector<float> reference = g.run(image())["logits"].to_vector<float>();
+    for (auto [precision, tolerance] : {std::pair{Precision::f16, 1e-2}, std::pair{Precision::bf16, 5e-2}}) {
+        INFO("precision " << precision_name(precision));
+        Session session(g, {.precision = precision});
+        for (int run = 0; run < 2; ++run) {  // the first run finds the trouble; both must be right
+            INFO("run " << run);
+            const std::vector<float> got = session.run(image())["logits"].to_vector<float>();
+            for (float v : got) REQUIRE(std::isfinite(v));
+            CHECK(relative_error(got, reference) <= tolerance);
+        }
+        if (precision == Precision::f16) CHECK_FALSE(session.placement().kept_f32.empty());
+        if (precision == Precision::bf16) CHECK(session.placement().kept_f32.empty());
+    }
+}
+
+}  // namespace
+
+TEST_CASE("f16 sessions stay right when a CNN's activations shrink below f16's range", "[session][precision]") {
+    // Each block scales activations by about 1/10, as random-weight MobileNetV3/EfficientNet
+    // blocks do: after eight of them the logits are near 1e-9, which f16 flushes to zero.
+    GraphBuilder b;
+    auto x = b.input("image", DType::f32, {1, kChannels, kSide, kSide});
+    for (uint32_t block = 0; block < 8; ++block) x = b.op1("HardSwish", {conv3x3(b, x, kChannels, 0.04f, block)});
+    b.output("logits", classifier(b, x, kChannels, kClasses));
+    check_low_precision_matches_f32(b.build());
+}
+
+TEST_CASE("f16 sessions stay right when a CNN's activations grow past 65504", "[session][precision]") {
+    // Unnormalised pixels (0..255) into convolutions that amplify: activations reach 1e5-1e6,
+    // infinity in f16, before a scaling brings them back.
+    GraphBuilder b;
+    auto x = b.input("image", DType::f32, {1, kChannels, kSide, kSide});
+    x = b.relu(conv3x3(b, b.mul(x, b.constant(Tensor::from_vector(std::vector<float>{255.0f}, {}))), kChannels, 3.0f, 1));
+    x = b.relu(conv3x3(b, x, kChannels, 3.0f, 2));
+    x = b.mul(x, b.constant(Tensor::from_vector(std::vector<float>{1e-4f}, {})));
+    x = b.op1("HardSwish", {conv3x3(b, x, kChannels, 0.3f, 3)});
+    b.output("logits", classifier(b, x, kChannels, kClasses));
+    check_low_precision_matches_f32(b.build());
+}
+
+TEST_CASE("f16 lowering keeps ops whose weights f16 cannot hold in f32", "[session][precision]") {
+    // A weight of 1e5 would be clamped to 65504 and weights all below 6e-8 would become zeros.
+    for (float magnitude : {1e5f, 3e-8f}) {
+        INFO("weights of magnitude " << magnitude);
+        GraphBuilder b;
+        auto x = b.input("x", DType::f32, {2, 4});
+        std::vector<float> w = uniform(16, 5);
+        for (float& v : w) v = magnitude * (v >= 0 ? 1.0f : -1.0f) * (1.0f + std::abs(v));
+        auto y = b.matmul(x, b.constant(Tensor::from_vector(w, {4, 4})));
+        b.output("y", b.mul(y, b.constant(Tensor::from_vector(std::vector<float>{1.0f / magnitude}, {}))));
+        Graph g = b.build();
+        const Batch batch{{"x", Tensor::from_vector(uniform(8, 3), {2, 4})}};
+        const std::vector<float> reference = g.run(batch)["y"].to_vector<float>();
+        const std::vector<float> got = Session(g, {.precision = Precision::f16}).run(batch)["y"].to_vector<float>();
+        CHECK(relative_error(got, reference) <= 1e-2);
+    }
+}
