@@ -13,6 +13,10 @@
 #   scripts/gpu-check.sh bench         build infer-bench, then DistilBERT-base at sequence 128,
 #                                      batches 1-256, f32/f16, pinned/pageable, cpu and cuda, and
 #                                      the peers (ONNX Runtime, PyTorch): JSON and report in logs
+#   scripts/gpu-check.sh compare       build infer-bench here and in $INFER_BASELINE_TREE (a source
+#                                      tree of the commit to compare with, e.g. from git archive),
+#                                      then DistilBERT-base at sequence 128, alternating the two
+#                                      builds point by point: cuda f16/f32 and cpu f32
 #   scripts/gpu-check.sh cpu           build infer-bench, then DistilBERT-base on the CPU alone at
 #                                      a few batches, once per OpenBLAS kernel choice in
 #                                      $INFER_CPU_CORETYPES (default: the detected one), with
@@ -55,7 +59,7 @@ targets=(cuda_transfer_tests cuda_device_tests cuda_graph_tests cuda_encoder_tes
          cuda_timing_tests)
 [[ $mode == conformance ]] && targets=(infer-run onnx_conformance)
 [[ $mode == models ]] && targets=(e2e_tests embed)
-[[ $mode == bench || $mode == cpu ]] && targets=(infer-bench)
+[[ $mode == bench || $mode == cpu || $mode == compare ]] && targets=(infer-bench)
 start=$SECONDS
 if ! { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
          -DCMAKE_CUDA_ARCHITECTURES=90 -DProtobuf_ROOT="$prefix/usr" -DBLA_VENDOR=OpenBLAS \
@@ -106,6 +110,47 @@ if [[ $mode == bench ]]; then
   cat "$logs/peers.log"
   [[ -f "$logs/bench-with-peers.json" ]] &&
     build-gpu/bin/infer-bench --from-json "$logs/bench-with-peers.json" --report "$logs/report.html" >/dev/null
+  echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
+  exit $status
+fi
+if [[ $mode == compare ]]; then
+  baseline=${INFER_BASELINE_TREE:?set INFER_BASELINE_TREE to the baseline source tree}
+  ( cd "$baseline" && cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+      -DProtobuf_ROOT="$prefix/usr" -DBLA_VENDOR=OpenBLAS -DINFER_BUILD_TESTS=OFF -DINFER_BUILD_EXAMPLES=OFF \
+      -DCMAKE_LIBRARY_PATH="$lib;$lib/openblas-pthread" \
+      -DCMAKE_INCLUDE_PATH="$prefix/usr/include;$prefix/usr/include/x86_64-linux-gnu/openblas-pthread" &&
+    cmake --build build-gpu --parallel "$jobs" --target infer-bench ) >"$logs/build-baseline.log" 2>&1 ||
+    { tail -n 30 "$logs/build-baseline.log"; echo "gpu-check: baseline build FAILED"; exit 1; }
+  echo "gpu-check: both built in $((SECONDS - start)) s"
+  INFER_PYTHON=python3 timeout 300 scripts/models/prepare.sh distilbert-base-random >"$logs/prepare.log" 2>&1 ||
+    { tail -n 20 "$logs/prepare.log"; exit 1; }
+  model=.cache/models/distilbert-base-random
+  point() {  # build-dir tag device precision batch
+    timeout 120 "$1"/bin/infer-bench "$model" --devices "$3" --seq 128 --batch "$5" --precision "$4" \
+      --cpu-precision "$4" --host-memory pinned --warmup 3 --min-runs 10 --profiled-runs 1 --min-time 1 \
+      --json "$logs/compare-$2-$3-$4-$5.json" >/dev/null 2>&1 || { echo "  $2 $3 $4 batch $5 FAILED"; status=1; }
+  }
+  for spec in "cuda f16 1" "cuda f16 32" "cuda f16 256" "cuda f32 32" "cpu f32 1" "cpu f32 8"; do
+    read -r device precision batch <<<"$spec"
+    for round in 1 2; do  # alternate, twice, so drift on the machine shows
+      point "$baseline/build-gpu" "old$round" "$device" "$precision" "$batch"
+      point build-gpu "new$round" "$device" "$precision" "$batch"
+    done
+  done
+  python3 - "$logs" <<'PY' || status=1
+import glob, json, os, sys
+logs = sys.argv[1]
+def median(tag, d, p, b):
+    path = os.path.join(logs, f"compare-{tag}-{d}-{p}-{b}.json")
+    ms = [m for m in json.load(open(path))["measurements"] if m["device"].startswith(d)]
+    return ms[0]["latency_ms"]["median"]
+print(f"{'point':<18}{'old ms':>10}{'new ms':>10}{'new/old':>9}")
+for spec in ["cuda f16 1", "cuda f16 32", "cuda f16 256", "cuda f32 32", "cpu f32 1", "cpu f32 8"]:
+    d, p, b = spec.split()
+    old = min(median(f"old{r}", d, p, b) for r in (1, 2))
+    new = min(median(f"new{r}", d, p, b) for r in (1, 2))
+    print(f"{spec:<18}{old:>10.3f}{new:>10.3f}{new / old:>9.3f}")
+PY
   echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
   exit $status
 fi

@@ -125,3 +125,38 @@ TEST_CASE("16-bit tensors convert on the way back", "[cuda][transfer]") {
         CHECK(device.to_vector<float>() == values);  // all exactly representable
     }
 }
+
+TEST_CASE("with bound inputs and outputs on the GPU a steady run allocates and copies nothing",
+          "[cuda][binding]") {
+    // x [8, 64] @ w → + b → Relu → Reshape (a view) → Softmax, and a second output beside it.
+    GraphBuilder b("bound_on_gpu");
+    auto x = b.input("x", DType::f32, {8, 64});
+    auto w = b.constant(Tensor::from_vector(cuda_test::random_values(64 * 96, 7), {64, 96}), "w");
+    auto bias = b.constant(Tensor::from_vector(cuda_test::random_values(96, 8), {96}), "b");
+    auto h = b.relu(b.add(b.matmul(x, w), bias));
+    b.output("p", b.softmax(b.reshape(h, {8, 4, 24}), -1));
+    b.output("h", h);
+    const Graph graph = b.build();
+    const Tensor host_x = Tensor::from_vector(cuda_test::random_values(8 * 64, 9), {8, 64});
+    const Batch expected = Session(graph).run({{"x", host_x}});
+
+    SessionOptions options;
+    options.device = Device::CUDA;
+    options.strict = true;
+    Session session(graph, options);
+    const Tensor x_gpu = host_x.to(Device::CUDA);
+    Batch outputs{{"p", Tensor::empty(DType::f32, {8, 4, 24}, Device::CUDA)},
+                  {"h", Tensor::empty(DType::f32, {8, 96}, Device::CUDA)}};
+    const Tensor p = outputs["p"];
+    session.run({{"x", x_gpu}}, outputs);  // first run: arena, workspaces, cuBLAS handle
+    for (int i = 0; i < 5; ++i) {
+        RunProfile profile;
+        session.run({{"x", x_gpu}}, outputs, profile);
+        CHECK(profile.allocations == 0);
+        CHECK(profile.copies == 0);
+        for (const StepTiming& step : profile.steps) CHECK(step.kind == StepKind::kernel);
+    }
+    CHECK(outputs["p"].buffer() == p.buffer());
+    CHECK(cuda_test::relative_error(p.to_vector<float>(), expected["p"].to_vector<float>()) < 1e-5);
+    CHECK(cuda_test::relative_error(outputs["h"].to_vector<float>(), expected["h"].to_vector<float>()) < 1e-5);
+}
