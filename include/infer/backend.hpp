@@ -83,6 +83,7 @@ struct NodeSignature {
     std::vector<DType> output_dtypes;
     const Attributes* attributes = nullptr;
     bool allow_tf32 = false;  // SessionOptions::allow_tf32: f32 products may use TF32
+    int threads = 0;          // SessionOptions::threads: host threads for the kernel; 0 = all cores
 };
 
 // Everything a kernel needs for one call. Outputs arrive allocated with their inferred shapes;

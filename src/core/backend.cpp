@@ -1,12 +1,8 @@
 // Buffer, KernelContext, KernelRegistry, Backend's default methods, and the process-wide
 // backend registry with the built-in backends.
-#include "backends/cpu/cpu_backend.hpp"
 #include "core/backend_registry.hpp"
 #include "core/cpu_isa.hpp"
 #include "core/ops/op_schema.hpp"
-#ifdef INFER_WITH_CUDA
-#include "backends/cuda/cuda_backend.hpp"
-#endif
 
 #include <infer/backend.hpp>
 #include <infer/error.hpp>
@@ -160,12 +156,7 @@ Registry& registry() {
     static Registry* instance = [] {
         require_cpu_isa_level();
         auto* r = new Registry;  // never destroyed: backends may be used during static teardown
-        auto cpu = cpu::make_cpu_backend();
-        r->backends[cpu->name()] = cpu;
-#ifdef INFER_WITH_CUDA
-        auto cuda = cuda::make_cuda_backend();
-        r->backends[cuda->name()] = cuda;
-#endif
+        for (auto& backend : detail::builtin_backends()) r->backends[backend->name()] = std::move(backend);
         return r;
     }();
     return *instance;

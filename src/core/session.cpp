@@ -1,6 +1,5 @@
 // Session: input validation, the plan cache (one plan per input signature) and a pool of
 // execution contexts per plan so that concurrent runs never share buffers.
-#include "backends/cpu/cpu_backend.hpp"
 #include "core/executor/executor.hpp"
 #include "core/log.hpp"
 #include "core/passes/lower_precision.hpp"
@@ -194,7 +193,6 @@ Session::Session(Graph graph, SessionOptions options)
     backend_for(o.device);  // unknown, unbuilt or absent devices fail here
     if (o.threads < 0) throw InvalidArgument("threads must be >= 0, got " + std::to_string(o.threads));
     if (o.max_cached_plans == 0) throw InvalidArgument("max_cached_plans must be at least 1");
-    if (o.threads > 0) cpu::set_thread_count(o.threads);
     // With fully static inputs the plan can be made now, so strict mode fails early.
     detail::InputSignature signature;
     for (size_t i = 0; i < impl_->graph.inputs().size(); ++i) {

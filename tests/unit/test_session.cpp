@@ -256,3 +256,31 @@ TEST_CASE("f16 and bf16 sessions keep mask constants finite", "[session][precisi
         for (float value : got) CHECK(value == Approx(0.25f).margin(1e-3));
     }
 }
+
+TEST_CASE("sessions with different thread counts coexist and run at once", "[session][threads]") {
+    // A product large enough that the CPU splits it over its threads.
+    const int64_t n = 256;
+    GraphBuilder b("threads");
+    auto x = b.input("x", DType::f32, {n, n});
+    std::vector<float> w(static_cast<size_t>(n * n));
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 7) - 3.0f;
+    b.output("y", b.matmul(x, b.constant(Tensor::from_vector(w, {n, n}), "w")));
+    const Graph graph = b.build();
+    std::vector<float> xs(static_cast<size_t>(n * n));
+    for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 5) - 2.0f;
+    const Tensor input = Tensor::from_vector(xs, {n, n});
+    const std::vector<float> expected = Session(graph, {.threads = 1}).run({{"x", input}})["y"].to_vector<float>();
+
+    Session two(graph, {.threads = 2});
+    Session eight(graph, {.threads = 8});
+    std::atomic<int> wrong{0};
+    std::thread a([&] {
+        for (int i = 0; i < 10; ++i) wrong += two.run({{"x", input}})["y"].to_vector<float>() != expected;
+    });
+    std::thread c([&] {
+        for (int i = 0; i < 10; ++i) wrong += eight.run({{"x", input}})["y"].to_vector<float>() != expected;
+    });
+    a.join();
+    c.join();
+    CHECK(wrong.load() == 0);
+}

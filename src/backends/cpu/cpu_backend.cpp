@@ -46,6 +46,21 @@ uint64_t sysconf_bytes(int pages_name) {
     return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
 }
 
+class PooledKernel final : public CompiledKernel {
+public:
+    PooledKernel(std::unique_ptr<CompiledKernel> kernel, std::shared_ptr<ThreadPool> pool)
+        : kernel_(std::move(kernel)), pool_(std::move(pool)) {}
+    size_t workspace_bytes() const override { return kernel_->workspace_bytes(); }
+    void run(KernelContext& ctx) const override {
+        UsePool use(pool_.get());
+        kernel_->run(ctx);
+    }
+
+private:
+    std::unique_ptr<CompiledKernel> kernel_;
+    std::shared_ptr<ThreadPool> pool_;
+};
+
 class CpuBackend final : public Backend {
 public:
     CpuBackend() {
@@ -80,6 +95,13 @@ public:
         return p;
     }
 
+    // Every kernel runs on the thread pool of its session's thread count (SessionOptions::threads),
+    // so sessions with different counts coexist. OpenBLAS stays single-threaded (kernels/blas.hpp):
+    // the pools are the only threads.
+    std::unique_ptr<CompiledKernel> compile(const CompileContext& ctx) const override {
+        return std::make_unique<PooledKernel>(Backend::compile(ctx), pool_with_threads(ctx.node().threads));
+    }
+
     std::shared_ptr<Buffer> allocate(size_t bytes, int) override {
         // aligned_alloc wants a multiple of the alignment, and a zero-byte request must still
         // give a distinct, freeable pointer.
@@ -95,11 +117,5 @@ public:
 
 std::shared_ptr<Backend> make_cpu_backend() { return std::make_shared<CpuBackend>(); }
 
-void set_thread_count(int threads) {
-    const int resolved =
-        threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    // OpenBLAS stays single-threaded (kernels/blas.hpp): the pool is the only one.
-    set_pool_thread_count(resolved);
-}
 
 }  // namespace infer::cpu

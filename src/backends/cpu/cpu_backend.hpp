@@ -7,7 +7,5 @@
 namespace infer::cpu {
 
 std::shared_ptr<Backend> make_cpu_backend();
-// Threads OpenBLAS and our own kernels may use; 0 = all cores. Process-wide.
-void set_thread_count(int threads);
 
 }  // namespace infer::cpu

@@ -166,6 +166,7 @@ private:
         signature.output_dtypes = out_dtypes;
         signature.attributes = &node.attributes;
         signature.allow_tf32 = options_.allow_tf32;
+        signature.threads = options_.threads;
 
         if (schema->traits.reads_shape_only) {
             // The input's shape is known here, its data need not be: the kernel gets a view

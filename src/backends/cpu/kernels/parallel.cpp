@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -72,12 +73,14 @@ struct Job {
     }
 };
 
-class Pool {
+}  // namespace
+
+class ThreadPool {
 public:
-    explicit Pool(int threads) : threads_(threads) {
+    explicit ThreadPool(int threads) : threads_(threads) {
         for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { serve(); });
     }
-    ~Pool() {
+    ~ThreadPool() {
         {
             std::lock_guard lock(mutex_);
             stopping_ = true;
@@ -140,40 +143,53 @@ private:
     std::vector<std::thread> workers_;
 };
 
+namespace {
+
+thread_local ThreadPool* t_pool = nullptr;  // given by UsePool
+
 int resolve(int threads) {
     if (threads > 0) return threads;
-    return std::max(1u, std::thread::hardware_concurrency());
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-// Deliberately leaked: kernels may run during static destruction of other objects.
-struct PoolHolder {
+// Pools by thread count, each alive while a session holds it. Deliberately leaked: kernels may
+// run during static destruction of other objects.
+struct Pools {
     std::mutex mutex;
-    std::shared_ptr<Pool> pool;
+    std::map<int, std::weak_ptr<ThreadPool>> by_threads;
 };
-PoolHolder& holder() {
-    static PoolHolder* h = new PoolHolder;
-    return *h;
+Pools& pools() {
+    static Pools* p = new Pools;
+    return *p;
 }
 
-std::shared_ptr<Pool> current_pool() {
-    PoolHolder& h = holder();
-    std::lock_guard lock(h.mutex);
-    if (!h.pool) h.pool = std::make_shared<Pool>(resolve(0));
-    return h.pool;
-}
+ThreadPool* default_pool();
+ThreadPool* current_pool() { return t_pool ? t_pool : default_pool(); }
 
 }  // namespace
 
-void set_pool_thread_count(int threads) {
-    auto fresh = std::make_shared<Pool>(resolve(threads));
-    std::shared_ptr<Pool> old;
-    {
-        PoolHolder& h = holder();
-        std::lock_guard lock(h.mutex);
-        old = std::exchange(h.pool, std::move(fresh));
+std::shared_ptr<ThreadPool> pool_with_threads(int threads) {
+    threads = resolve(threads);
+    Pools& p = pools();
+    std::lock_guard lock(p.mutex);
+    std::weak_ptr<ThreadPool>& slot = p.by_threads[threads];
+    std::shared_ptr<ThreadPool> pool = slot.lock();
+    if (!pool) {
+        pool = std::make_shared<ThreadPool>(threads);
+        slot = pool;
     }
-    // `old` joins its workers here, or later in whichever parallel_for still holds it.
+    return pool;
 }
+
+namespace {
+ThreadPool* default_pool() {
+    static auto* pool = new std::shared_ptr<ThreadPool>(pool_with_threads(0));  // leaked, as above
+    return pool->get();
+}
+}  // namespace
+
+UsePool::UsePool(ThreadPool* pool) : previous_(std::exchange(t_pool, pool)) {}
+UsePool::~UsePool() { t_pool = previous_; }
 
 int pool_thread_count() { return current_pool()->threads(); }
 
@@ -184,7 +200,7 @@ void parallel_for_range(int64_t count, int64_t grain, RangeBody run, void* body)
         run(body, 0, count);
         return;
     }
-    std::shared_ptr<Pool> pool = current_pool();
+    ThreadPool* pool = current_pool();
     // A few chunks per thread evens out uneven chunks without much scheduling cost.
     const int64_t chunks = std::min<int64_t>((count + grain - 1) / grain, 4 * pool->threads());
     if (pool->threads() == 1 || chunks <= 1) {

@@ -1,13 +1,33 @@
 #pragma once
-// The process-wide thread pool of the CPU backend. Kernels split their large loops with
-// parallel_for; a parallel_for inside a pool thread runs inline, so nesting cannot deadlock.
+// The CPU backend's thread pools. Kernels split their large loops with parallel_for, which uses
+// the pool the calling thread was given (UsePool: a session's SessionOptions::threads), else the
+// default pool of std::thread::hardware_concurrency() threads. A parallel_for inside a pool
+// thread runs inline, so nesting cannot deadlock.
 #include <cstdint>
+#include <memory>
 #include <type_traits>
 
 namespace infer::cpu {
 
-// Threads our loops use, the caller included; 0 means std::thread::hardware_concurrency().
-void set_pool_thread_count(int threads);
+class ThreadPool;
+
+// The pool of `threads` threads (the caller included; 0: hardware_concurrency), shared by every
+// session asking for that many while any of them holds it.
+std::shared_ptr<ThreadPool> pool_with_threads(int threads);
+
+// While it lives, parallel_for on this thread uses `pool`.
+class UsePool {
+public:
+    explicit UsePool(ThreadPool* pool);
+    ~UsePool();
+    UsePool(const UsePool&) = delete;
+    UsePool& operator=(const UsePool&) = delete;
+
+private:
+    ThreadPool* previous_;
+};
+
+// Threads the calling thread's loops use, the caller included.
 int pool_thread_count();
 
 using RangeBody = void (*)(void* body, int64_t begin, int64_t end);
