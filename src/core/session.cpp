@@ -2,7 +2,7 @@
 // execution contexts per plan so that concurrent runs never share buffers.
 #include "backends/cpu/cpu_backend.hpp"
 #include "core/executor/executor.hpp"
-#include "core/passes/lower_precision.hpp"
+#include "core/passes/pipeline.hpp"
 #include "core/planner/plan.hpp"
 
 #include <infer/error.hpp>
@@ -87,7 +87,7 @@ struct Session::Impl {
     Impl(Graph g, SessionOptions o)
         : graph(std::move(g)), options(std::move(o)),
           shape_deciding(detail::shape_deciding_inputs(graph.ir())) {
-        planned = detail::graph_for_precision(graph.ir(), options.precision);
+        planned = detail::run_pipeline(graph.ir(), {*backend_for(options.device), options.precision});
     }
 
     std::shared_ptr<PlanEntry> plan_for(const detail::InputSignature& signature) {

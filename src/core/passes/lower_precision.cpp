@@ -3,7 +3,7 @@
 #include "core/element_convert.hpp"
 #include "core/ops/op_schema.hpp"
 #include "core/ops/shape_functions.hpp"
-#include "core/passes/fuse_gelu.hpp"
+#include "core/passes/pipeline.hpp"
 
 #include <infer/error.hpp>
 
@@ -137,10 +137,10 @@ std::shared_ptr<GraphIR> lower_precision(const GraphIR& graph, DType low) {
     return Lowering(graph, low).run();
 }
 
-std::shared_ptr<const GraphIR> graph_for_precision(const GraphIR& graph, Precision precision) {
-    auto fused = fuse_gelu(graph);
-    if (precision == Precision::f32) return fused;
-    return lower_precision(*fused, precision == Precision::f16 ? DType::f16 : DType::bf16);
+void lower_precision_pass(Rewriter& rewriter, const PassContext& context) {
+    if (context.precision == Precision::f32) return;
+    const DType low = context.precision == Precision::f16 ? DType::f16 : DType::bf16;
+    rewriter.replace_graph(lower_precision(rewriter.graph(), low));
 }
 
 }  // namespace infer::detail

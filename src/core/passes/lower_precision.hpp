@@ -12,17 +12,10 @@
 // the same interface at every precision. Casts are inserted only where a value crosses types.
 #include "core/ir/graph_ir.hpp"
 
-#include <infer/session.hpp>
-
 #include <memory>
 
 namespace infer::detail {
 
 std::shared_ptr<GraphIR> lower_precision(const GraphIR& graph, DType low);
-
-// What a session at `precision` plans from: the graph with its GELU chains fused (the graph
-// itself, not copied, when there are none), lowered for f16/bf16. The result must not outlive
-// `graph`.
-std::shared_ptr<const GraphIR> graph_for_precision(const GraphIR& graph, Precision precision);
 
 }  // namespace infer::detail
