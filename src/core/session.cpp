@@ -197,6 +197,12 @@ Batch Session::Impl::run(const Batch& inputs, RunProfile* profile) {
 const SessionOptions& Session::options() const { return impl_->options; }
 const Graph& Session::graph() const { return impl_->graph; }
 
+std::map<std::string, size_t> Session::op_histogram() const {
+    std::map<std::string, size_t> histogram;
+    for (const auto& node : impl_->planned->nodes) ++histogram[node.op];
+    return histogram;
+}
+
 PlacementReport Session::placement() const {
     std::lock_guard lock(impl_->mutex);
     if (!impl_->latest) return PlacementReport{impl_->options.device, {}, 0};

@@ -53,7 +53,13 @@ std::vector<Shape> shape_attention(const InferenceContext& ctx) {
     for (const Shape* s : {&q, &k, &v})
         if ((*s)[2] != kDynamic && (*s)[2] % heads != 0)
             ctx.fail("the last axis of " + s->to_string() + " does not split into " + std::to_string(heads) + " heads");
-    if (ctx.has_input(3) && ctx.shape(3).rank() > 4) ctx.fail("the bias must have rank <= 4");
+    // A mask's shape often stays unknown until run time (it is computed); the output's is not.
+    bool bias_too_deep = false;
+    try {
+        bias_too_deep = ctx.has_input(3) && ctx.shape(3).rank() > 4;
+    } catch (const ShapeUnknown&) {
+    }
+    if (bias_too_deep) ctx.fail("the bias must have rank <= 4");
     return {Shape({q[0], q[1], v[2]})};
 }
 

@@ -1,9 +1,44 @@
 #include "core/passes/pattern.hpp"
 
+#include "core/ops/op_schema.hpp"
+
 #include <algorithm>
 #include <cmath>
 
 namespace infer::detail {
+
+OpId Pattern::op_id_of(const char* name) { return op_id(name); }
+
+int Pattern::through_identity(int value) const {
+    while (value >= 0) {
+        const int n = index_.producer(value);
+        if (n < 0 || g_.nodes[n].id != identity_) break;
+        value = g_.nodes[n].inputs[0];
+    }
+    return value;
+}
+
+std::optional<std::vector<std::optional<int64_t>>> Pattern::shape_entries(int value) const {
+    if (const auto known = ints(value)) return std::vector<std::optional<int64_t>>(known->begin(), known->end());
+    const int n = index_.producer(value);
+    if (n < 0 || g_.nodes[n].id != concat_) return std::nullopt;
+    std::vector<std::optional<int64_t>> entries;
+    for (int part : g_.nodes[n].inputs) {
+        if (const auto known = ints(part)) {
+            entries.insert(entries.end(), known->begin(), known->end());
+            continue;
+        }
+        const auto part_dims = dims(part);
+        if (part_dims && (part_dims->size() != 1 || (*part_dims)[0] != 1)) return std::nullopt;
+        entries.push_back(std::nullopt);  // one computed entry (an Unsqueeze of a Gather of a Shape)
+    }
+    return entries;
+}
+
+std::optional<std::vector<int64_t>> Pattern::perm(int n) const {
+    if (n < 0 || g_.nodes[n].id != transpose_ || !g_.nodes[n].attributes.has("perm")) return std::nullopt;
+    return g_.nodes[n].attributes.get_ints("perm");
+}
 
 bool Pattern::read_only_by(int value, const std::vector<int>& nodes) const {
     if (index_.is_output(value)) return false;

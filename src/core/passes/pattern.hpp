@@ -38,7 +38,11 @@ public:
     // Whether every reader of `value` is one of `nodes` and it is no graph output.
     bool read_only_by(int value, const std::vector<int>& nodes) const;
 
+    // `value` with the Identity nodes that pass it on (weights shared between layers) skipped.
+    int through_identity(int value) const;
+    // The value of a constant, seen through Identity nodes; nullptr for computed values.
     const Tensor* constant(int value) const {
+        value = through_identity(value);
         const auto it = value >= 0 ? g_.constants.find(value) : g_.constants.end();
         return it == g_.constants.end() ? nullptr : &it->second;
     }
@@ -48,17 +52,26 @@ public:
     bool is_scalar(int value, double expected) const;
     // Integer constant values (i64/i32), or nothing.
     std::optional<std::vector<int64_t>> ints(int value) const;
+    // The entries of a shape-carrying value (a Reshape's target): a constant, or a Concat of
+    // one-element parts, each known when it is constant (the dimensions PyTorch computes from
+    // Shape nodes are not). Nothing when neither.
+    std::optional<std::vector<std::optional<int64_t>>> shape_entries(int value) const;
     // The known static dims of `value`, or nothing.
     std::optional<std::vector<int64_t>> dims(int value) const;
 
     // For a two-input node one of whose inputs is the constant `expected`, the other input.
     std::optional<int> other_than_scalar(const NodeIR& node, double expected) const;
     // For a two-input node reading `value`, its other input.
+    // Transpose's perm attribute, or nothing for other nodes.
+    std::optional<std::vector<int64_t>> perm(int n) const;
     static int other_input(const NodeIR& node, int value) {
         return node.inputs[0] == value ? node.inputs[1] : node.inputs[0];
     }
 
 private:
+    OpId identity_ = op_id_of("Identity"), concat_ = op_id_of("Concat"), transpose_ = op_id_of("Transpose");
+    static OpId op_id_of(const char* name);
+
     const GraphIR& g_;
     const GraphIndex& index_;
     const Rewriter& rewriter_;

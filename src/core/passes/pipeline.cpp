@@ -16,6 +16,9 @@ bool PassContext::target_runs(std::string_view op) const {
 const std::vector<NamedPass>& session_passes() {
     static const std::vector<NamedPass> passes{
         {"fuse_gelu", fuse_gelu},
+        {"fuse_attention", fuse_attention},
+        {"fuse_matmul_epilogue", fuse_matmul_epilogue},
+        {"fuse_add_layer_norm", fuse_add_layer_norm},
         {"lower_precision", lower_precision_pass},
     };
     return passes;

@@ -40,6 +40,12 @@ std::shared_ptr<const GraphIR> run_pipeline(const GraphIR& graph, const PassCont
 // ---- the passes (one file each)
 // GELU written out as Erf and arithmetic (fuse_gelu.cpp).
 void fuse_gelu(Rewriter& rewriter, const PassContext& context);
+// Scaled dot-product attention with its head split and merge (fuse_attention.cpp).
+void fuse_attention(Rewriter& rewriter, const PassContext& context);
+// MatMul by a weight, + bias, + Gelu/Relu (fuse_matmul.cpp).
+void fuse_matmul_epilogue(Rewriter& rewriter, const PassContext& context);
+// Residual Add + LayerNormalization (fuse_add_layer_norm.cpp).
+void fuse_add_layer_norm(Rewriter& rewriter, const PassContext& context);
 // f16/bf16 lowering at those precisions (lower_precision.cpp).
 void lower_precision_pass(Rewriter& rewriter, const PassContext& context);
 
