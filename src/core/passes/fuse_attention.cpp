@@ -8,7 +8,8 @@
 // becomes one Attention(Q, K, V, bias) node: the per-head products read the heads in place, no
 // transposed copies, and the scores never leave the kernel's scratch. Every intermediate value
 // must be read by the chain alone; Q, K, V and the bias (a padding mask, a causal mask made with
-// Where, a relative position bias) may be read elsewhere.
+// Where, a relative position bias) may be read elsewhere. Casts of the probabilities to the type
+// they have already are dropped with the chain.
 #include "core/ops/op_schema.hpp"
 #include "core/passes/pattern.hpp"
 #include "core/passes/pipeline.hpp"
@@ -20,6 +21,7 @@ namespace {
 struct AttentionOps {
     OpId softmax = op_id("Softmax"), add = op_id("Add"), mul = op_id("Mul"), div = op_id("Div");
     OpId matmul = op_id("MatMul"), transpose = op_id("Transpose"), reshape = op_id("Reshape");
+    OpId cast = op_id("Cast");
 };
 
 using Perm = std::vector<int64_t>;
@@ -43,7 +45,7 @@ public:
         m_.nodes.push_back(softmax);
         if (!scores_with_bias(p_.node(softmax).inputs[0])) return std::nullopt;
         // p · v, then the head merge.
-        const int probabilities = p_.node(softmax).outputs[0];
+        const int probabilities = without_identity_casts(p_.node(softmax).outputs[0]);
         const int pv = p_.sole_reader(probabilities, op_.matmul);
         if (pv < 0 || p_.node(pv).inputs[0] != probabilities) return std::nullopt;
         m_.nodes.push_back(pv);
@@ -80,6 +82,18 @@ private:
             return false;
         }
         return scaled_scores(value);
+    }
+
+    // `value` after Casts to the type it has already (ViT's export casts the probabilities
+    // to f32 twice).
+    int without_identity_casts(int value) {
+        while (true) {
+            const int cast = p_.sole_reader(value, op_.cast);
+            if (cast < 0 || dtype_from_onnx(p_.node(cast).attributes.get_int("to", 0)) != p_.type(value).dtype)
+                return value;
+            m_.nodes.push_back(cast);
+            value = p_.node(cast).outputs[0];
+        }
     }
 
     // Scalar factors on `value` (Mul, or Div by a constant): folded into m_.scale.
