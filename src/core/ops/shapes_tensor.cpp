@@ -49,10 +49,11 @@ int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
 }  // namespace
 
 std::vector<Shape> shape_reshape(const InferenceContext& ctx) {
-    const Shape& in = ctx.shape(0);
     bool known_values = false;
     std::vector<int64_t> target = target_dims(ctx, 1, &known_values);
+    // The rank is the target's length whatever the input: known even when the input's is not.
     if (!known_values) return {Shape(target)};
+    const Shape& in = ctx.shape(0);
     const bool allow_zero = ctx.attrs().get_int("allowzero", 0) != 0;
     int inferred = -1;
     for (size_t i = 0; i < target.size(); ++i) {
