@@ -4,12 +4,12 @@
 // Attention: per-head strided-batched products through cuBLAS and one bias + softmax kernel
 // in between, in f32 inside; a fused flash-attention kernel is later work.
 #include "backends/cuda/block_reduce.cuh"
+#include "backends/cuda/copy.hpp"
 #include "backends/cuda/device_types.cuh"
 #include "backends/cuda/gemm.hpp"
 #include "backends/cuda/gemm_lt.hpp"
 
 #include <algorithm>
-#include <array>
 
 namespace infer::cuda {
 
@@ -132,17 +132,6 @@ struct BiasStrides {
     int64_t batch = 0, head = 0, query = 0, key = 0;
 };
 
-BiasStrides bias_strides(const Shape& bias) {
-    std::array<int64_t, 4> strides{0, 0, 0, 0};
-    int64_t stride = 1;
-    for (size_t i = 0; i < bias.rank(); ++i) {
-        const size_t axis = 3 - i, dim = bias.rank() - 1 - i;
-        strides[axis] = bias[dim] == 1 ? 0 : stride;
-        stride *= bias[dim];
-    }
-    return {strides[0], strides[1], strides[2], strides[3]};
-}
-
 // One block per score row (b, h, i): + bias, softmax in f32, probabilities written in place.
 template <class T>
 __global__ void bias_softmax_kernel(T* scores, const T* bias, BiasStrides bs, int64_t heads, int64_t sq,
@@ -195,7 +184,11 @@ void run_attention(const Launch& l) {
         gemm_row_major(l, type, sq, sk, d, scale, qh, kh, 0.0f, scores + b * heads * sq * sk * element, sk, sq * sk,
                        heads);
     }
-    const BiasStrides bs = l.ctx.has_input(3) ? bias_strides(l.ctx.input(3).shape()) : BiasStrides{};
+    BiasStrides bs;
+    if (l.ctx.has_input(3)) {
+        const std::vector<int64_t> s = broadcast_strides(l.ctx.input(3).shape(), Shape({batch, heads, sq, sk}));
+        bs = {s[0], s[1], s[2], s[3]};
+    }
     const int threads = static_cast<int>(std::clamp<int64_t>((sk + 31) / 32 * 32, 32, 256));
     dispatch_float(type, l, [&](auto tag) {
         using T = typename decltype(tag)::type;

@@ -1,6 +1,7 @@
 // The fused family (core/ops/table_fused.cpp): FusedMatMul, AddLayerNormalization, Attention,
 // composed from the BLAS product and the normalization rows. f16/bf16 convert at the boundary.
 #include "backends/cpu/kernels/blas.hpp"
+#include "backends/cpu/kernels/broadcast.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/normalization.hpp"
@@ -9,7 +10,6 @@
 #include "backends/cpu/kernels/strided_copy.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -77,18 +77,6 @@ void add_layer_norm_kernel(KernelContext& ctx) {
                     ctx.attrs().get_float("epsilon", 1e-5f), nullptr, nullptr);
 }
 
-// Element strides of a bias broadcast to [B, H, Sq, Sk] (0 along broadcast axes).
-std::array<int64_t, 4> bias_strides(const Shape& bias) {
-    std::array<int64_t, 4> strides{0, 0, 0, 0};
-    int64_t stride = 1;
-    for (size_t i = 0; i < bias.rank(); ++i) {
-        const size_t axis = 3 - i, dim = bias.rank() - 1 - i;
-        strides[axis] = bias[dim] == 1 ? 0 : stride;
-        stride *= bias[dim];
-    }
-    return strides;
-}
-
 // Per batch and head: softmax(Q·Kᵀ·scale + bias)·V, reading the heads in place in the
 // [B, S, H·D] layout (leading dimension H·D) and writing them merged.
 void attention_kernel(KernelContext& ctx) {
@@ -100,7 +88,9 @@ void attention_kernel(KernelContext& ctx) {
     const int64_t batch = q.shape()[0], sq = q.shape()[1], sk = k.shape()[1];
     const int64_t eq = q.shape()[2], ev = v.shape()[2], d = eq / heads, dv = ev / heads;
     const bool has_bias = ctx.has_input(3);
-    const std::array<int64_t, 4> bs = has_bias ? bias_strides(ctx.input(3).shape()) : std::array<int64_t, 4>{};
+    // The bias's element strides as [B, H, Sq, Sk] (0 along the axes it broadcasts over).
+    const std::vector<int64_t> bs =
+        has_bias ? broadcast_strides(ctx.input(3).shape(), Shape({batch, heads, sq, sk})) : std::vector<int64_t>(4, 0);
     const float* bias = has_bias ? ctx.input(3).data<float>() : nullptr;
     auto* scores = static_cast<float*>(ctx.workspace(sizeof(float) * batch * heads * sq * sk));
     const float *pq = q.data<float>(), *pk = k.data<float>(), *pv = v.data<float>();
