@@ -9,6 +9,7 @@
 #include <infer/memory.hpp>
 #include <infer/profile.hpp>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -85,6 +86,9 @@ public:
 
     const SessionOptions& options() const;
     const Graph& graph() const;
+    // Op name → node count of the graph as the session plans it: after the fusion passes (for
+    // this device) and the f16/bf16 lowering, so fused ops (Attention, FusedMatMul, ...) show.
+    std::map<std::string, size_t> op_histogram() const;
     // The placement of the most recently made plan (empty before the first plan).
     PlacementReport placement() const;
     // The memory estimate of the most recently made plan, on the requested device. A plan that

@@ -1,5 +1,5 @@
 // Memory estimates: a plan made up to its memory layout, with nothing uploaded or run.
-#include "core/passes/lower_precision.hpp"
+#include "core/passes/pipeline.hpp"
 #include "core/planner/plan.hpp"
 
 #include <infer/error.hpp>
@@ -53,7 +53,7 @@ MemoryEstimate estimate_memory(const Graph& graph, const SessionOptions& options
         signature.values.emplace_back();
     }
     backend_for(options.device);  // unknown, unbuilt or absent devices fail here
-    const auto planned = detail::graph_for_precision(graph.ir(), options.precision);
+    const auto planned = detail::run_pipeline(graph.ir(), {*backend_for(options.device), options.precision});
     detail::WeightCache nothing_uploaded;
     return detail::make_plan(planned, signature, options, nothing_uploaded, /*estimate_only=*/true)->memory;
 }

@@ -3,6 +3,7 @@
 #include "core/executor/executor.hpp"
 #include "core/log.hpp"
 #include "core/passes/lower_precision.hpp"
+#include "core/passes/pipeline.hpp"
 #include "core/planner/plan.hpp"
 
 #include <infer/error.hpp>
@@ -134,7 +135,7 @@ struct Session::Impl {
     Impl(Graph g, SessionOptions o)
         : graph(std::move(g)), options(std::move(o)), plans(options.max_cached_plans),
           shape_deciding(detail::shape_deciding_inputs(graph.ir())) {
-        planned = detail::graph_for_precision(graph.ir(), options.precision);
+        planned = detail::run_pipeline(graph.ir(), pass_context(options.precision));
     }
 
     std::shared_ptr<const detail::Plan> plan_for(const detail::InputSignature& signature) {
@@ -142,6 +143,10 @@ struct Session::Impl {
         std::lock_guard lock(mutex);
         latest = plans.get(key, [&] { return detail::make_plan(planned, signature, options, weights); });
         return latest;
+    }
+
+    detail::PassContext pass_context(Precision precision) const {
+        return {*backend_for(options.device), precision, keep_f32};
     }
 
     Batch run(const Batch& inputs, const Batch* bound_outputs, RunProfile* profile);
@@ -268,7 +273,8 @@ bool Session::Impl::keep_in_f32(const std::vector<std::string>& out_of_range) {
     const std::set<std::string> spoilt = detail::nodes_from(*planned, {out_of_range.begin(), out_of_range.end()});
     // Casts the lowering inserted are named after their value; only the graph's own nodes count.
     if (source_nodes.empty())
-        for (const auto& node : detail::graph_for_precision(graph.ir(), Precision::f32)->nodes) source_nodes.insert(node.name);
+        for (const auto& node : detail::run_pipeline(graph.ir(), pass_context(Precision::f32))->nodes)
+            source_nodes.insert(node.name);
     const size_t before = keep_f32.size();
     for (const auto& name : spoilt)
         if (source_nodes.count(name)) keep_f32.insert(name);
@@ -279,7 +285,7 @@ bool Session::Impl::keep_in_f32(const std::vector<std::string>& out_of_range) {
     detail::logger().warn("graph '{}': f16 results of {} node(s) out of f16's range ({}); computing them and "
                           "the {} node(s) after them in f32 and running again",
                           graph.name(), out_of_range.size(), names, spoilt.size());
-    planned = detail::graph_for_precision(graph.ir(), options.precision, keep_f32);
+    planned = detail::run_pipeline(graph.ir(), pass_context(options.precision));
     plans.clear();
     latest.reset();
     return true;
@@ -308,6 +314,12 @@ Batch Session::Impl::run(const Batch& inputs, const Batch* bound_outputs, RunPro
 
 const SessionOptions& Session::options() const { return impl_->options; }
 const Graph& Session::graph() const { return impl_->graph; }
+
+std::map<std::string, size_t> Session::op_histogram() const {
+    std::map<std::string, size_t> histogram;
+    for (const auto& node : impl_->planned->nodes) ++histogram[node.op];
+    return histogram;
+}
 
 PlacementReport Session::placement() const {
     std::lock_guard lock(impl_->mutex);

@@ -23,7 +23,7 @@ int64_t onnx_type(DType type) { return infer::detail::dtype_to_onnx(type); }
 const std::vector<Case>& all_cases() {
     static const std::vector<Case> cases = [] {
         std::vector<Case> all = elementwise_cases();
-        for (auto* family : {&tensor_cases, &nn_cases, &math_cases, &indexing_cases, &neural_cases})
+        for (auto* family : {&tensor_cases, &nn_cases, &math_cases, &indexing_cases, &neural_cases, &fused_cases})
             for (Case& c : family()) all.push_back(std::move(c));
         return all;
     }();

@@ -97,6 +97,7 @@ std::vector<Case> nn_cases();
 std::vector<Case> math_cases();
 std::vector<Case> indexing_cases();
 std::vector<Case> neural_cases();
+std::vector<Case> fused_cases();
 const std::vector<Case>& all_cases();
 
 }  // namespace ops

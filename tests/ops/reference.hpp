@@ -67,6 +67,12 @@ std::vector<RefTensor> layer_norm(const RefTensor& x, const RefTensor& scale,
 RefTensor batch_norm(const RefTensor& x, const RefTensor& scale, const RefTensor& bias,
                      const RefTensor& mean, const RefTensor& var, double epsilon);
 
+// ---- fused (reference_fused.cpp)
+// Per head of Q[B, Sq, H·D], K[B, Sk, H·D], V[B, Sk, H·Dv]: softmax(Q·Kᵀ·scale + bias)·V,
+// heads merged into [B, Sq, H·Dv]; the bias broadcasts to [B, H, Sq, Sk].
+RefTensor attention(const RefTensor& q, const RefTensor& k, const RefTensor& v, const RefTensor* bias,
+                    int64_t heads, double scale);
+
 // Conv and pool window parameters, as the ONNX attributes give them (empty = default).
 struct Window {
     Dims kernel, strides, dilations, pads;  // pads: all begins, then all ends

@@ -92,3 +92,88 @@ TEST_CASE("GELU chains stay unfused when a part is read elsewhere or differs", "
         CHECK(count_op(session.placement(), "Gelu") == 0);
     }
 }
+
+namespace {
+
+Tensor ramp(const std::vector<int64_t>& dims, float step, float start) {
+    size_t count = 1;
+    for (int64_t d : dims) count *= static_cast<size_t>(d);
+    std::vector<float> values(count);
+    for (size_t i = 0; i < count; ++i) values[i] = start + step * static_cast<float>(i % 23) - 0.3f * float(i % 7);
+    return Tensor::from_vector(values, Shape(dims));
+}
+
+}  // namespace
+
+TEST_CASE("MatMul by a weight with its bias and activation becomes one FusedMatMul", "[fusion]") {
+    GraphBuilder b;
+    auto x = b.input("x", DType::f32, {2, 3, 4});
+    auto w = b.constant(ramp({4, 5}, 0.1f, -1.0f));
+    auto bias = b.constant(ramp({5}, 0.2f, -0.4f));
+    b.output("y", b.relu(b.add(b.matmul(x, w), bias)));
+    Session session(b.build());
+    const Batch input{{"x", ramp({2, 3, 4}, 0.3f, -2.0f)}};
+    const std::vector<float> got = session.run(input)["y"].to_vector<float>();
+    CHECK(count_op(session.placement(), "FusedMatMul") == 1);
+    CHECK(session.placement().nodes.size() == 1);
+    const std::vector<float> xs = input.at("x").to_vector<float>(), ws = ramp({4, 5}, 0.1f, -1.0f).to_vector<float>(),
+                             bs = ramp({5}, 0.2f, -0.4f).to_vector<float>();
+    for (size_t r = 0; r < 6; ++r)
+        for (size_t c = 0; c < 5; ++c) {
+            double v = bs[c];
+            for (size_t k = 0; k < 4; ++k) v += double(xs[r * 4 + k]) * ws[k * 5 + c];
+            CHECK(got[r * 5 + c] == Approx(std::max(v, 0.0)).margin(1e-5));
+        }
+}
+
+TEST_CASE("a residual Add before LayerNormalization fuses, keeping the sum when it is read on", "[fusion]") {
+    for (const bool sum_read_on : {false, true}) {
+        INFO("sum read on: " << sum_read_on);
+        GraphBuilder b;
+        auto x = b.input("x", DType::f32, {2, 8});
+        auto r = b.input("r", DType::f32, {2, 8});
+        auto sum = b.add(b.relu(x), r);
+        auto y = b.layer_norm(sum, b.constant(ramp({8}, 0.1f, 0.5f)), b.constant(ramp({8}, 0.05f, -0.2f)));
+        b.output("y", sum_read_on ? b.add(y, sum) : y);
+        Session session(b.build());
+        session.run({{"x", ramp({2, 8}, 0.3f, -2.0f)}, {"r", ramp({2, 8}, 0.2f, 1.0f)}});
+        CHECK(count_op(session.placement(), "AddLayerNormalization") == 1);
+        CHECK(count_op(session.placement(), "LayerNormalization") == 0);
+        CHECK(count_op(session.placement(), "Add") == (sum_read_on ? 1 : 0));
+    }
+}
+
+TEST_CASE("attention with its head split and merge becomes one Attention node", "[fusion]") {
+    // BERT's self-attention as PyTorch exports it: heads split by Reshape + Transpose, Q·Kᵀ
+    // scaled by a Mul, a padding mask added, Softmax, ·V and the heads merged back.
+    constexpr int64_t kBatch = 2, kSeq = 5, kHeads = 2, kDepth = 3, kWidth = kHeads * kDepth;
+    const auto build = [](bool mask_is_output) {
+        GraphBuilder b;
+        auto q = b.input("q", DType::f32, {kBatch, kSeq, kWidth});
+        auto k = b.input("k", DType::f32, {kBatch, kSeq, kWidth});
+        auto v = b.input("v", DType::f32, {kBatch, kSeq, kWidth});
+        auto mask = b.input("mask", DType::f32, {kBatch, 1, 1, kSeq});
+        const auto split = [&](Value x, std::vector<int64_t> perm) {
+            return b.transpose(b.reshape(x, {kBatch, kSeq, kHeads, kDepth}), perm);
+        };
+        auto scores = b.mul(b.matmul(split(q, {0, 2, 1, 3}), split(k, {0, 2, 3, 1})), scalar(b, 0.5f));
+        auto probabilities = b.softmax(b.add(scores, mask));
+        if (mask_is_output) b.output("p", probabilities);
+        auto context = b.matmul(probabilities, split(v, {0, 2, 1, 3}));
+        b.output("y", b.reshape(b.transpose(context, {0, 2, 1, 3}), {kBatch, kSeq, kWidth}));
+        return b.build();
+    };
+    const Batch input{{"q", ramp({kBatch, kSeq, kWidth}, 0.1f, -1.0f)},
+                      {"k", ramp({kBatch, kSeq, kWidth}, 0.07f, -0.5f)},
+                      {"v", ramp({kBatch, kSeq, kWidth}, 0.2f, -2.0f)},
+                      {"mask", ramp({kBatch, 1, 1, kSeq}, -0.5f, 0.0f)}};
+    Session fused(build(false));
+    Session unfused(build(true));  // the probabilities are read outside the chain
+    const std::vector<float> got = fused.run(input)["y"].to_vector<float>();
+    const std::vector<float> expected = unfused.run(input)["y"].to_vector<float>();
+    CHECK(count_op(fused.placement(), "Attention") == 1);
+    CHECK(fused.placement().nodes.size() == 1);
+    CHECK(count_op(unfused.placement(), "Attention") == 0);
+    REQUIRE(got.size() == expected.size());
+    for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(expected[i]).margin(1e-5));
+}

@@ -173,7 +173,7 @@ TEST_CASE("a profiled CPU run accounts for every step", "[measure]") {
     GraphBuilder b("mlp");
     Value x = b.input("x", DType::f32, {kDynamic, 4});
     Value w = b.constant(Tensor::from_vector(std::vector<float>(12, 0.5f), {4, 3}), "w");
-    b.output("y", b.relu(b.matmul(x, w)));
+    b.output("y", b.matmul(b.relu(x), w));  // two steps: a Relu after the MatMul would fuse into it
     Session session(b.build());
     RunProfile profile;
     const Batch out = session.run({{"x", Tensor::from_vector(std::vector<float>(8, 1.0f), {2, 4})}}, profile);

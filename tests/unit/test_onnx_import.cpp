@@ -221,6 +221,15 @@ TEST_CASE("bad model files give ModelError or Unsupported naming the problem", "
         m.output("y");
         expect_error<Unsupported>(m, "FlashAttention9000");
     }
+    SECTION("an op of infer's internal domain (made by fusion, never imported)") {
+        for (const char* op : {"Attention", "FusedMatMul", "AddLayerNormalization"}) {
+            ModelMaker m;
+            m.input("x", {2});
+            m.node(op, {"x", "x", "x"}, {"y"});
+            m.output("y");
+            expect_error<Unsupported>(m, "internal domain");
+        }
+    }
     SECTION("an unknown domain") {
         ModelMaker m;
         m.input("x", {2});

@@ -41,6 +41,13 @@ void print_info(const infer::Graph& graph, const infer::Session& session) {
         std::cout << "  " << out.name << " " << infer::dtype_name(out.dtype) << out.shape.to_string() << "\n";
     std::cout << "ops (" << graph.node_count() << " nodes):\n";
     for (const auto& [op, count] : graph.op_histogram()) std::cout << "  " << op << " " << count << "\n";
+    const auto planned = session.op_histogram();
+    size_t planned_nodes = 0;
+    for (const auto& [op, count] : planned) planned_nodes += count;
+    std::cout << "ops as planned for " << session.options().device.to_string() << " at "
+              << infer::precision_name(session.options().precision) << ", after fusion (" << planned_nodes
+              << " nodes):\n";
+    for (const auto& [op, count] : planned) std::cout << "  " << op << " " << count << "\n";
     const infer::PlacementReport placement = session.placement();
     if (placement.nodes.empty())
         std::cout << "placement: made with the first run (the inputs have dynamic dimensions)\n";

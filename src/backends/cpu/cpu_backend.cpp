@@ -78,6 +78,7 @@ public:
         register_math_family_kernels(kernels_);
         register_indexing_family_kernels(kernels_);
         register_neural_family_kernels(kernels_);
+        register_fused_kernels(kernels_);
     }
 
     std::string name() const override { return "cpu"; }

@@ -47,6 +47,7 @@ public:
         register_conv_kernels(*this);
         register_pool_kernels(*this);
         register_generator_kernels(*this);
+        register_fused_kernels(*this);
     }
 
     ~CudaBackend() override {

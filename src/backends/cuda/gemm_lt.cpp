@@ -41,10 +41,11 @@ struct Problem {
     bool trans_a, trans_b;
     uint32_t align_a, align_b, align_y, align_bias;
     size_t workspace_bytes;
+    GemmEpilogue epilogue;
 
     auto tied() const {
         return std::tie(device, type, compute, m, n, k, lda, ldb, trans_a, trans_b, align_a,
-                        align_b, align_y, align_bias, workspace_bytes);
+                        align_b, align_y, align_bias, workspace_bytes, epilogue);
     }
     bool operator<(const Problem& other) const { return tied() < other.tied(); }
 };
@@ -104,7 +105,8 @@ std::string sizes(int64_t m, int64_t n, int64_t k) {
 }  // namespace
 
 bool gemm_bias_epilogue(const Launch& l, DType type, int64_t m, int64_t n, int64_t k, float alpha,
-                        const GemmOperand& a, const GemmOperand& b, const void* bias, void* y) {
+                        const GemmOperand& a, const GemmOperand& b, const void* bias, void* y,
+                        GemmEpilogue epilogue) {
     const uint32_t align_bias = alignment_of(bias);
     if (align_bias < kBiasAlignment) return false;
     const cudaDataType_t t = blas_data_type(l, type);
@@ -122,7 +124,8 @@ bool gemm_bias_epilogue(const Launch& l, DType type, int64_t m, int64_t n, int64
         static_cast<int32_t>(b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N));
     set(l, desc, CUBLASLT_MATMUL_DESC_TRANSB,
         static_cast<int32_t>(a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N));
-    set(l, desc, CUBLASLT_MATMUL_DESC_EPILOGUE, static_cast<uint32_t>(CUBLASLT_EPILOGUE_BIAS));
+    set(l, desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+        static_cast<uint32_t>(epilogue == GemmEpilogue::bias_relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS));
     // Set before the heuristic too: it reads the pointer's alignment.
     set(l, desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
 
@@ -133,7 +136,7 @@ bool gemm_bias_epilogue(const Launch& l, DType type, int64_t m, int64_t n, int64
 
     const Problem problem{l.stream.device(), t, compute, m, n, k, a.ld, b.ld,
                           a.transposed, b.transposed, alignment_of(a.data), alignment_of(b.data),
-                          alignment_of(y), align_bias, workspace.bytes};
+                          alignment_of(y), align_bias, workspace.bytes, epilogue};
     std::optional<cublasLtMatmulAlgo_t> algo;
     if (!algorithm_cache().find(problem, algo)) {
         cublasLtMatmulPreferenceOpaque_t pref_storage;

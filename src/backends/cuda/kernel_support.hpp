@@ -65,5 +65,6 @@ void register_gemm_kernels(KernelRegistrar& registrar);
 void register_conv_kernels(KernelRegistrar& registrar);
 void register_pool_kernels(KernelRegistrar& registrar);
 void register_generator_kernels(KernelRegistrar& registrar);
+void register_fused_kernels(KernelRegistrar& registrar);  // fused.cu: table_fused.cpp's ops
 
 }  // namespace infer::cuda

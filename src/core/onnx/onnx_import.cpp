@@ -4,6 +4,7 @@
 
 #include "core/onnx/import_builder.hpp"
 #include "core/onnx/tensor_proto.hpp"
+#include "core/ops/op_schema.hpp"
 
 #include <infer/error.hpp>
 
@@ -173,6 +174,10 @@ std::shared_ptr<GraphIR> import_onnx(const onnx::ModelProto& model, const std::s
         const std::string where = what + ": node '" + label + "' (" + node.op_type() + ")";
         if (!node.domain().empty() && node.domain() != "ai.onnx")
             throw Unsupported(where + " is in domain '" + node.domain() + "', which infer does not support");
+        // Fused ops (FusedMatMul, Attention, ...) are infer's own, made by its passes with
+        // their preconditions checked; a file naming one is not an ONNX model.
+        if (const OpSchema* schema = find_op(node.op_type()); schema && schema->traits.internal)
+            throw Unsupported(where + " is an op of infer's internal domain, which models cannot use");
         Attributes attrs = convert_attributes(node, base_dir, where);
         if (node.op_type() == "Constant") {
             if (node.output_size() != 1) throw ModelError(where + " must have one output");

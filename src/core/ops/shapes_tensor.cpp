@@ -49,10 +49,11 @@ int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
 }  // namespace
 
 std::vector<Shape> shape_reshape(const InferenceContext& ctx) {
-    const Shape& in = ctx.shape(0);
     bool known_values = false;
     std::vector<int64_t> target = target_dims(ctx, 1, &known_values);
+    // The rank is the target's length whatever the input: known even when the input's is not.
     if (!known_values) return {Shape(target)};
+    const Shape& in = ctx.shape(0);
     const bool allow_zero = ctx.attrs().get_int("allowzero", 0) != 0;
     int inferred = -1;
     for (size_t i = 0; i < target.size(); ++i) {
@@ -198,9 +199,33 @@ SliceRange resolve_slice(int64_t dim, int64_t start, int64_t end, int64_t step) 
     return {start, step, count};
 }
 
+// Slice bounds computed at run time (PyTorch slices position ids up to the sequence length)
+// still leave the rank known, and the axes they do not touch: later shapes, and the passes
+// that need ranks, can go on from there.
+std::vector<Shape> shape_slice_unknown_bounds(const InferenceContext& ctx) {
+    std::vector<int64_t> dims = ctx.shape(0).dims();
+    std::vector<int64_t> axes;
+    if (ctx.has_input(3)) {
+        axes = ctx.ints(3);
+    } else {
+        const Shape& starts = ctx.shape(1);
+        if (starts.rank() != 1 || starts[0] == kDynamic) throw ShapeUnknown{};
+        axes.resize(static_cast<size_t>(starts[0]));
+        std::iota(axes.begin(), axes.end(), 0);
+    }
+    for (int64_t axis : axes) dims[axis_of(ctx, axis, dims.size())] = kDynamic;
+    return {Shape(dims)};
+}
+
 std::vector<Shape> shape_slice(const InferenceContext& ctx) {
     const Shape& in = ctx.shape(0);
-    const std::vector<int64_t> starts = ctx.ints(1), ends = ctx.ints(2);
+    std::vector<int64_t> starts, ends;
+    try {
+        starts = ctx.ints(1);
+        ends = ctx.ints(2);
+    } catch (const ShapeUnknown&) {
+        return shape_slice_unknown_bounds(ctx);
+    }
     if (starts.size() != ends.size()) ctx.fail("starts and ends differ in length");
     std::vector<int64_t> axes(starts.size());
     std::iota(axes.begin(), axes.end(), 0);

@@ -3,7 +3,7 @@
 #include "core/element_convert.hpp"
 #include "core/ops/op_schema.hpp"
 #include "core/ops/shape_functions.hpp"
-#include "core/passes/fuse_gelu.hpp"
+#include "core/passes/pipeline.hpp"
 
 #include <infer/error.hpp>
 
@@ -162,13 +162,6 @@ std::shared_ptr<GraphIR> lower_precision(const GraphIR& graph, DType low, const 
     return Lowering(graph, low, keep_f32).run();
 }
 
-std::shared_ptr<const GraphIR> graph_for_precision(const GraphIR& graph, Precision precision,
-                                                   const std::set<std::string>& keep_f32) {
-    auto fused = fuse_gelu(graph);
-    if (precision == Precision::f32) return fused;
-    return lower_precision(*fused, precision == Precision::f16 ? DType::f16 : DType::bf16, keep_f32);
-}
-
 std::set<std::string> nodes_from(const GraphIR& graph, const std::set<std::string>& names) {
     std::set<std::string> reached;
     std::vector<bool> tainted(graph.values.size(), false);
@@ -180,6 +173,12 @@ std::set<std::string> nodes_from(const GraphIR& graph, const std::set<std::strin
         for (int id : node.outputs) tainted[id] = true;
     }
     return reached;
+}
+
+void lower_precision_pass(Rewriter& rewriter, const PassContext& context) {
+    if (context.precision == Precision::f32) return;
+    const DType low = context.precision == Precision::f16 ? DType::f16 : DType::bf16;
+    rewriter.replace_graph(lower_precision(rewriter.graph(), low, context.keep_f32));
 }
 
 }  // namespace infer::detail

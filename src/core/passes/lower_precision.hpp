@@ -15,8 +15,6 @@
 // the same interface at every precision. Casts are inserted only where a value crosses types.
 #include "core/ir/graph_ir.hpp"
 
-#include <infer/session.hpp>
-
 #include <memory>
 #include <set>
 #include <string>
@@ -25,12 +23,6 @@ namespace infer::detail {
 
 std::shared_ptr<GraphIR> lower_precision(const GraphIR& graph, DType low,
                                          const std::set<std::string>& keep_f32 = {});
-
-// What a session at `precision` plans from: the graph with its GELU chains fused (the graph
-// itself, not copied, when there are none), lowered for f16/bf16. The result must not outlive
-// `graph`.
-std::shared_ptr<const GraphIR> graph_for_precision(const GraphIR& graph, Precision precision,
-                                                   const std::set<std::string>& keep_f32 = {});
 
 // The nodes named in `names` and every node downstream of them, by name.
 std::set<std::string> nodes_from(const GraphIR& graph, const std::set<std::string>& names);

@@ -1,6 +1,7 @@
 // Softmax, LayerNormalization and BatchNormalization (inference form).
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
+#include "backends/cpu/kernels/normalization.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 #include "backends/cpu/kernels/register.hpp"
 #include "backends/cpu/kernels/strided_copy.hpp"
@@ -12,20 +13,43 @@
 
 namespace infer::cpu {
 
-namespace {
-
 using Array = Eigen::Map<Eigen::ArrayXf>;
 using ConstArray = Eigen::Map<const Eigen::ArrayXf>;
+
+void softmax_row(const float* x, float* y, int64_t length) {
+    const ConstArray in(x, length);
+    Array out(y, length);
+    out = (in - in.maxCoeff()).exp();
+    out *= 1.0f / out.sum();
+}
+
+void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t length, const float* scale,
+                     const float* bias, float epsilon, float* mean_out, float* inv_std_out) {
+    parallel_for(rows, grain_for(length), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            const float* row = x + r * length;
+            double sum = 0;
+            for (int64_t i = 0; i < length; ++i) sum += row[i];
+            const double mean = sum / static_cast<double>(length);
+            double squares = 0;
+            for (int64_t i = 0; i < length; ++i) squares += (row[i] - mean) * (row[i] - mean);
+            const double inv_std = 1.0 / std::sqrt(squares / static_cast<double>(length) + epsilon);
+            const float m = static_cast<float>(mean), s = static_cast<float>(inv_std);
+            float* out = y + r * length;
+            for (int64_t i = 0; i < length; ++i)
+                out[i] = (row[i] - m) * s * scale[i] + (bias ? bias[i] : 0.0f);
+            if (mean_out) mean_out[r] = m;
+            if (inv_std_out) inv_std_out[r] = s;
+        }
+    });
+}
+
+namespace {
 
 // Softmax of rows that are contiguous (the axis is the innermost dimension with extent > 1).
 void softmax_rows(const float* x, float* y, int64_t rows, int64_t length) {
     parallel_for(rows, grain_for(length), [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-            const ConstArray in(x + r * length, length);
-            Array out(y + r * length, length);
-            out = (in - in.maxCoeff()).exp();
-            out *= 1.0f / out.sum();
-        }
+        for (int64_t r = begin; r < end; ++r) softmax_row(x + r * length, y + r * length, length);
     });
 }
 
@@ -88,31 +112,12 @@ void layer_norm_kernel(KernelContext& ctx) {
     const float* scale = normalized_operand(ctx.input(1), normalized, scratch);
     const float* bias =
         ctx.has_input(2) ? normalized_operand(ctx.input(2), normalized, scratch + length) : nullptr;
-    const float* x = in.data<float>();
-    float* y = ctx.output(0).data<float>();
     const auto stat_output = [&](size_t i) -> float* {
         return i < ctx.num_outputs() && ctx.output(i).defined() ? ctx.output(i).data<float>()
                                                                 : nullptr;
     };
-    float* mean_out = stat_output(1);
-    float* inv_std_out = stat_output(2);
-    parallel_for(rows, grain_for(length), [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-            const float* row = x + r * length;
-            double sum = 0;
-            for (int64_t i = 0; i < length; ++i) sum += row[i];
-            const double mean = sum / static_cast<double>(length);
-            double squares = 0;
-            for (int64_t i = 0; i < length; ++i) squares += (row[i] - mean) * (row[i] - mean);
-            const double inv_std = 1.0 / std::sqrt(squares / static_cast<double>(length) + epsilon);
-            const float m = static_cast<float>(mean), s = static_cast<float>(inv_std);
-            float* out = y + r * length;
-            for (int64_t i = 0; i < length; ++i)
-                out[i] = (row[i] - m) * s * scale[i] + (bias ? bias[i] : 0.0f);
-            if (mean_out) mean_out[r] = m;
-            if (inv_std_out) inv_std_out[r] = s;
-        }
-    });
+    layer_norm_rows(in.data<float>(), ctx.output(0).data<float>(), rows, length, scale, bias, epsilon,
+                    stat_output(1), stat_output(2));
 }
 
 void batch_norm_kernel(KernelContext& ctx) {

@@ -1,0 +1,126 @@
+// The fused family (core/ops/table_fused.cpp): FusedMatMul, AddLayerNormalization, Attention,
+// composed from the BLAS product and the normalization rows. f16/bf16 convert at the boundary.
+#include "backends/cpu/kernels/blas.hpp"
+#include "backends/cpu/kernels/broadcast.hpp"
+#include "backends/cpu/kernels/half_boundary.hpp"
+#include "backends/cpu/kernels/kernel_util.hpp"
+#include "backends/cpu/kernels/normalization.hpp"
+#include "backends/cpu/kernels/parallel.hpp"
+#include "backends/cpu/kernels/register.hpp"
+#include "backends/cpu/kernels/strided_copy.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace infer::cpu {
+
+namespace {
+
+// activation(A·B + bias) with B a [K, N] weight: one product over every row of A, then the
+// bias and activation in one pass while the rows are still in cache.
+void fused_matmul_kernel(KernelContext& ctx) {
+    require_same_dtype(ctx, 0, 1);
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    Tensor& out = ctx.output(0);
+    const int64_t k = b.shape()[0], n = b.shape()[1];
+    const int64_t rows = n == 0 ? 0 : out.numel() / n;
+    if (out.numel() == 0) return;
+    float* y = out.data<float>();
+    if (k == 0)
+        std::memset(y, 0, out.nbytes());
+    else
+        sgemm(false, false, rows, n, k, 1.0f, a.data<float>(), k, b.data<float>(), n, 0.0f, y, n);
+    const float* bias = ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr;
+    const std::string activation = ctx.attrs().get_string("activation", "");
+    const bool relu = activation == "Relu", gelu = activation == "Gelu";
+    parallel_for(rows, grain_for(n), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            float* row = y + r * n;
+            for (int64_t j = 0; j < n; ++j) {
+                float v = row[j] + (bias ? bias[j] : 0.0f);
+                if (relu) v = std::max(v, 0.0f);
+                if (gelu) v = 0.5f * v * (1.0f + std::erf(v * float(M_SQRT1_2)));
+                row[j] = v;
+            }
+        }
+    });
+}
+
+// Y = LayerNorm(X + Skip) over the last axis; Sum = X + Skip when asked for.
+void add_layer_norm_kernel(KernelContext& ctx) {
+    require_same_dtype(ctx, 0, 1);
+    const Tensor& x = ctx.input(0);
+    const Tensor& skip = ctx.input(1);
+    Tensor& y = ctx.output(0);
+    if (y.numel() == 0) return;
+    const Shape& shape = y.shape();
+    const int64_t length = shape[shape.rank() - 1], rows = y.numel() / length;
+    const bool keep_sum = ctx.num_outputs() > 1 && ctx.output(1).defined();
+    // Scratch for the sum (when it is not an output) and for Skip broadcast to X's shape.
+    auto* scratch = static_cast<float*>(ctx.workspace(2 * y.nbytes()));
+    float* sum = keep_sum ? ctx.output(1).data<float>() : scratch;
+    if (x.shape() == shape && skip.shape() == shape) {
+        const float *px = x.data<float>(), *ps = skip.data<float>();
+        parallel_for(y.numel(), 1 << 14, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) sum[i] = px[i] + ps[i];
+        });
+    } else {
+        float* broadcast = scratch + y.numel();
+        broadcast_copy(sum, shape, x.data<float>(), x.shape(), sizeof(float));
+        broadcast_copy(broadcast, shape, skip.data<float>(), skip.shape(), sizeof(float));
+        for (int64_t i = 0; i < y.numel(); ++i) sum[i] += broadcast[i];
+    }
+    const float* bias = ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr;
+    layer_norm_rows(sum, y.data<float>(), rows, length, ctx.input(2).data<float>(), bias,
+                    ctx.attrs().get_float("epsilon", 1e-5f), nullptr, nullptr);
+}
+
+// Per batch and head: softmax(Q·Kᵀ·scale + bias)·V, reading the heads in place in the
+// [B, S, H·D] layout (leading dimension H·D) and writing them merged.
+void attention_kernel(KernelContext& ctx) {
+    const Tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
+    Tensor& out = ctx.output(0);
+    if (out.numel() == 0) return;
+    const int64_t heads = ctx.attrs().get_int("num_heads", 1);
+    const float scale = ctx.attrs().get_float("scale", 1.0f);
+    const int64_t batch = q.shape()[0], sq = q.shape()[1], sk = k.shape()[1];
+    const int64_t eq = q.shape()[2], ev = v.shape()[2], d = eq / heads, dv = ev / heads;
+    const bool has_bias = ctx.has_input(3);
+    // The bias's element strides as [B, H, Sq, Sk] (0 along the axes it broadcasts over).
+    const std::vector<int64_t> bs =
+        has_bias ? broadcast_strides(ctx.input(3).shape(), Shape({batch, heads, sq, sk})) : std::vector<int64_t>(4, 0);
+    const float* bias = has_bias ? ctx.input(3).data<float>() : nullptr;
+    auto* scores = static_cast<float*>(ctx.workspace(sizeof(float) * batch * heads * sq * sk));
+    const float *pq = q.data<float>(), *pk = k.data<float>(), *pv = v.data<float>();
+    float* po = out.data<float>();
+    parallel_for(batch * heads, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t bh = begin; bh < end; ++bh) {
+            const int64_t b = bh / heads, h = bh % heads;
+            float* s = scores + bh * sq * sk;
+            sgemm_serial(false, true, sq, sk, d, scale, pq + b * sq * eq + h * d, eq, pk + b * sk * eq + h * d, eq,
+                         0.0f, s, sk);
+            for (int64_t i = 0; i < sq; ++i) {
+                float* row = s + i * sk;
+                if (bias) {
+                    const float* bias_row = bias + b * bs[0] + h * bs[1] + i * bs[2];
+                    for (int64_t j = 0; j < sk; ++j) row[j] += bias_row[j * bs[3]];
+                }
+                softmax_row(row, row, sk);
+            }
+            sgemm_serial(false, false, sq, dv, sk, 1.0f, s, sk, pv + b * sk * ev + h * dv, ev, 0.0f,
+                         po + b * sq * ev + h * dv, ev);
+        }
+    });
+}
+
+}  // namespace
+
+void register_fused_kernels(KernelRegistry& r) {
+    add_floating(r, "FusedMatMul", fused_matmul_kernel);
+    add_floating(r, "AddLayerNormalization", add_layer_norm_kernel);
+    add_floating(r, "Attention", attention_kernel);
+}
+
+}  // namespace infer::cpu

@@ -1,0 +1,16 @@
+#pragma once
+// Row kernels of normalization.cpp that fused kernels (fused.cpp) compose.
+#include <cstdint>
+
+namespace infer::cpu {
+
+// Softmax of one contiguous row, on the calling thread.
+void softmax_row(const float* x, float* y, int64_t length);
+
+// LayerNorm of `rows` contiguous rows of `length`, spread over the pool:
+// y = (x - mean) * inv_std * scale + bias (bias may be null); the statistics go to mean_out and
+// inv_std_out when they are not null.
+void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t length, const float* scale,
+                     const float* bias, float epsilon, float* mean_out, float* inv_std_out);
+
+}  // namespace infer::cpu

@@ -1,0 +1,84 @@
+// The op table's fused family: ops in infer's own domain that fusion passes make from chains of
+// ONNX ops (src/core/passes/). They are never imported from a model file (traits.internal), and
+// every one has a CPU kernel, so any backend can run a fused graph. Shape functions live here.
+#include "core/ops/op_schema.hpp"
+#include "core/ops/shape_functions.hpp"
+
+namespace infer::detail {
+
+namespace {
+
+// FusedMatMul(A[..., K], B[K, N], bias[N]?), activation "" | "Relu" | "Gelu":
+// activation(A·B + bias). B is a weight (2-D); the bias, when present, is a row of N.
+std::vector<Shape> shape_fused_matmul(const InferenceContext& ctx) {
+    check_same_dtypes(ctx, 0);
+    const Shape& b = ctx.shape(1);
+    if (b.rank() != 2) ctx.fail("B must be 2-D, got " + b.to_string());
+    if (ctx.has_input(2) && (ctx.shape(2).rank() != 1 || (ctx.shape(2)[0] != b[1] && b[1] != kDynamic)))
+        ctx.fail("the bias must be a row of " + std::to_string(b[1]) + ", got " + ctx.shape(2).to_string());
+    const std::string activation = ctx.attrs().get_string("activation", "");
+    if (activation != "" && activation != "Relu" && activation != "Gelu")
+        ctx.fail("activation must be empty, Relu or Gelu, got '" + activation + "'");
+    return shape_matmul(ctx);
+}
+
+// AddLayerNormalization(X, Skip, Scale, Bias?) → Y = LayerNorm(X + Skip) over the last axis,
+// and optionally Sum = X + Skip (the residual stream, when it is read further on).
+std::vector<Shape> shape_add_layer_norm(const InferenceContext& ctx) {
+    check_same_dtypes(ctx, 0);
+    Shape sum;
+    try {
+        sum = Shape::broadcast(ctx.shape(0), ctx.shape(1));
+    } catch (const InvalidArgument& e) {
+        ctx.fail(e.what());
+    }
+    if (sum.rank() == 0) ctx.fail("X must have rank >= 1");
+    const int64_t length = sum[sum.rank() - 1];
+    for (size_t i = 2; i < 4; ++i)
+        if (ctx.has_input(i) && (ctx.shape(i).rank() != 1 || (length != kDynamic && ctx.shape(i)[0] != length)))
+            ctx.fail("scale and bias must be rows of the last axis, got " + ctx.shape(i).to_string());
+    return std::vector<Shape>(ctx.node().outputs.size(), sum);
+}
+
+// Attention(Q[B, Sq, H·D], K[B, Sk, H·D], V[B, Sk, H·Dv], bias?) with num_heads H and scale:
+// per head, softmax(Q·Kᵀ·scale + bias)·V, heads merged back into [B, Sq, H·Dv]. The additive
+// bias (a mask, a relative position bias) broadcasts to [B, H, Sq, Sk].
+std::vector<Shape> shape_attention(const InferenceContext& ctx) {
+    check_same_dtypes(ctx, 0);
+    const int64_t heads = ctx.attrs().get_int("num_heads", 0);
+    if (heads <= 0) ctx.fail("num_heads must be positive");
+    const Shape &q = ctx.shape(0), &k = ctx.shape(1), &v = ctx.shape(2);
+    if (q.rank() != 3 || k.rank() != 3 || v.rank() != 3)
+        ctx.fail("Q, K and V must be 3-D, got " + q.to_string() + ", " + k.to_string() + ", " + v.to_string());
+    for (const Shape* s : {&q, &k, &v})
+        if ((*s)[2] != kDynamic && (*s)[2] % heads != 0)
+            ctx.fail("the last axis of " + s->to_string() + " does not split into " + std::to_string(heads) + " heads");
+    // A mask's shape often stays unknown until run time (it is computed); the output's is not.
+    bool bias_too_deep = false;
+    try {
+        bias_too_deep = ctx.has_input(3) && ctx.shape(3).rank() > 4;
+    } catch (const ShapeUnknown&) {
+    }
+    if (bias_too_deep) ctx.fail("the bias must have rank <= 4");
+    return {Shape({q[0], q[1], v[2]})};
+}
+
+constexpr OpTraits kFusedLow{.precision = PrecisionClass::low, .internal = true};
+constexpr OpTraits kFusedF32{.precision = PrecisionClass::keeps_f32, .internal = true};
+
+}  // namespace
+
+std::vector<OpSchema> fused_op_schemas() {
+    const auto same = dtype_same_as_kernel_input;
+    return {
+        // name, inputs min/max, outputs min/max, kernel dtype input, dtype rule, shapes,
+        // host inputs
+        {"FusedMatMul", 2, 3, 1, 1, 0, same, shape_fused_matmul, 0, kFusedLow},
+        // keeps_f32 as LayerNormalization does: the residual stream stays in f32.
+        {"AddLayerNormalization", 3, 4, 1, 2, 0, same, shape_add_layer_norm, 0, kFusedF32},
+        // Low like the products it is made of; the softmax is computed in f32 inside.
+        {"Attention", 3, 4, 1, 1, 0, same, shape_attention, 0, kFusedLow},
+    };
+}
+
+}  // namespace infer::detail

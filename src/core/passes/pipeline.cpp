@@ -1,0 +1,36 @@
+#include "core/passes/pipeline.hpp"
+
+#include "core/ops/op_schema.hpp"
+
+namespace infer::detail {
+
+bool PassContext::target_runs(std::string_view op) const {
+    const OpSchema* schema = find_op(op);
+    if (!schema) return false;
+    DType dtype = DType::f32;
+    if (precision != Precision::f32 && schema->traits.precision != PrecisionClass::keeps_f32)
+        dtype = precision == Precision::f16 ? DType::f16 : DType::bf16;
+    return target.kernels().find(std::string(op), dtype) != nullptr;
+}
+
+const std::vector<NamedPass>& session_passes() {
+    static const std::vector<NamedPass> passes{
+        {"fuse_gelu", fuse_gelu},
+        {"fuse_attention", fuse_attention},
+        {"fuse_matmul_epilogue", fuse_matmul_epilogue},
+        {"fuse_add_layer_norm", fuse_add_layer_norm},
+        {"lower_precision", lower_precision_pass},
+    };
+    return passes;
+}
+
+std::shared_ptr<const GraphIR> run_pipeline(const GraphIR& graph, const PassContext& context) {
+    Rewriter rewriter(std::shared_ptr<const GraphIR>(std::shared_ptr<void>(), &graph));
+    for (const NamedPass& pass : session_passes()) {
+        pass.run(rewriter, context);
+        rewriter.commit();
+    }
+    return rewriter.result();
+}
+
+}  // namespace infer::detail

@@ -1,0 +1,56 @@
+#pragma once
+// The passes a session runs on its graph before planning, in one ordered list: fusions first
+// (each only where the target backend has a kernel for the fused op), then the f16/bf16
+// lowering. Every pass works on a Rewriter, which keeps the graph's producer/consumer index.
+#include "core/ir/graph_ir.hpp"
+#include "core/passes/rewriter.hpp"
+
+#include <infer/backend.hpp>
+#include <infer/session.hpp>
+
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace infer::detail {
+
+// What every pass is told: the backend the session targets and the precision it runs at.
+struct PassContext {
+    const Backend& target;
+    Precision precision;
+    // f16: nodes of the fused graph to keep in f32, their f16 results having left f16's range.
+    std::set<std::string> keep_f32 = {};
+
+    // Whether the target has a kernel for `op` in the dtype it will run in after lowering (the
+    // op's precision class decides), so that fusing never moves work off the target device.
+    bool target_runs(std::string_view op) const;
+};
+
+using Pass = void (*)(Rewriter& rewriter, const PassContext& context);
+struct NamedPass {
+    std::string_view name;
+    Pass run;
+};
+
+// The session pipeline, in order.
+const std::vector<NamedPass>& session_passes();
+
+// What a session plans from: `graph` after every pass (the graph itself, not copied, when no
+// pass changed it). The result must not outlive `graph`.
+std::shared_ptr<const GraphIR> run_pipeline(const GraphIR& graph, const PassContext& context);
+
+// ---- the passes (one file each)
+// GELU written out as Erf and arithmetic (fuse_gelu.cpp).
+void fuse_gelu(Rewriter& rewriter, const PassContext& context);
+// Scaled dot-product attention with its head split and merge (fuse_attention.cpp).
+void fuse_attention(Rewriter& rewriter, const PassContext& context);
+// MatMul by a weight, + bias, + Gelu/Relu (fuse_matmul.cpp).
+void fuse_matmul_epilogue(Rewriter& rewriter, const PassContext& context);
+// Residual Add + LayerNormalization (fuse_add_layer_norm.cpp).
+void fuse_add_layer_norm(Rewriter& rewriter, const PassContext& context);
+// f16/bf16 lowering at those precisions (lower_precision.cpp).
+void lower_precision_pass(Rewriter& rewriter, const PassContext& context);
+
+}  // namespace infer::detail

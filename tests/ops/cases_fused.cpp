@@ -1,0 +1,86 @@
+// Cases for the fused family: each against the chain of ONNX ops it stands for.
+#include "op_case.hpp"
+
+#include <cmath>
+
+namespace ops {
+
+std::vector<Case> fused_cases() {
+    std::vector<Case> c;
+
+    // FusedMatMul: activation(A·B + bias), B a [K, N] weight.
+    struct MatMulSpec { Shape a; int64_t n; bool bias; std::string activation; };
+    for (const auto& s : std::vector<MatMulSpec>{{{3, 4}, 5, true, ""},
+                                                 {{2, 3, 17}, 9, true, "Gelu"},
+                                                 {{2, 3, 17}, 9, true, "Relu"},
+                                                 {{5, 33}, 7, false, "Gelu"},
+                                                 {{1, 7, 64}, 130, true, "Gelu"}}) {
+        const int64_t k = s.a[s.a.rank() - 1];
+        std::vector<InputSpec> inputs{x("A", s.a), x("B", {k, s.n})};
+        if (s.bias) inputs.push_back(x("Bias", {s.n}));
+        infer::Attributes attrs;
+        if (!s.activation.empty()) attrs.set("activation", s.activation);
+        Case fused{"FusedMatMul", s.a.to_string() + " n " + std::to_string(s.n) + (s.bias ? " bias " : " ") + s.activation,
+                   inputs, node("FusedMatMul", attrs),
+                   [s](const auto& v, DType) {
+                       RefTensor y = ref::matmul(v[0], v[1]);
+                       if (s.bias) y = ref::binary(y, v[2], [](double a, double b) { return a + b; });
+                       if (s.activation == "Relu") y = ref::unary(y, [](double t) { return t > 0 ? t : 0.0; });
+                       if (s.activation == "Gelu") y = ref::unary(y, [](double t) { return ref::gelu(t, false); });
+                       return std::vector{y};
+                   }};
+        fused.accumulates = true;
+        c.push_back(fused);
+    }
+
+    // AddLayerNormalization: LayerNorm(X + Skip) over the last axis, and the sum.
+    struct NormSpec { Shape x, skip; bool bias; size_t outputs; };
+    for (const auto& s : std::vector<NormSpec>{{{2, 3, 17}, {2, 3, 17}, true, 1},
+                                               {{2, 3, 17}, {2, 3, 17}, true, 2},
+                                               {{4, 64}, {4, 64}, false, 2},
+                                               {{2, 5, 7}, {5, 7}, true, 2},  // Skip broadcasts
+                                               {{16, 768}, {16, 768}, true, 1}}) {
+        const int64_t length = s.x[s.x.rank() - 1];
+        std::vector<InputSpec> inputs{x("X", s.x), x("Skip", s.skip), x("Scale", {length})};
+        if (s.bias) inputs.push_back(x("B", {length}));
+        Case fused{"AddLayerNormalization",
+                   s.x.to_string() + " + " + s.skip.to_string() + (s.bias ? " bias" : " no bias") + " outputs " +
+                       std::to_string(s.outputs),
+                   inputs, node("AddLayerNormalization", {{"epsilon", 1e-5f}}, {}, s.outputs),
+                   [s](const auto& v, DType) {
+                       const RefTensor sum = ref::binary(v[0], v[1], [](double a, double b) { return a + b; });
+                       std::vector<RefTensor> outs{ref::layer_norm(sum, v[2], s.bias ? &v[3] : nullptr, -1, 1e-5)[0]};
+                       if (s.outputs == 2) outs.push_back(sum);
+                       return outs;
+                   }};
+        fused.accumulates = true;
+        c.push_back(fused);
+    }
+
+    // Attention: per head softmax(Q·Kᵀ·scale + bias)·V, with masks and position biases of the
+    // shapes BERT ([B,1,1,Sk]), GPT-2 ([1,1,Sq,Sk]) and T5 ([1,H,Sq,Sk]) add to the scores.
+    struct AttentionSpec { int64_t batch, sq, sk, heads, d; std::optional<Shape> bias; };
+    for (const auto& s : std::vector<AttentionSpec>{{2, 5, 5, 2, 4, std::nullopt},
+                                                    {2, 7, 7, 3, 8, Shape{2, 1, 1, 7}},
+                                                    {1, 4, 6, 2, 5, Shape{1, 1, 4, 6}},
+                                                    {2, 3, 3, 4, 16, Shape{1, 4, 3, 3}},
+                                                    {1, 9, 9, 1, 64, Shape{9, 9}}}) {
+        const int64_t e = s.heads * s.d;
+        const double scale = 1.0 / std::sqrt(static_cast<double>(s.d));
+        std::vector<InputSpec> inputs{x("Q", {s.batch, s.sq, e}), x("K", {s.batch, s.sk, e}), x("V", {s.batch, s.sk, e})};
+        if (s.bias) inputs.push_back(x("Bias", *s.bias, 2.0));
+        Case fused{"Attention",
+                   "B" + std::to_string(s.batch) + " Sq" + std::to_string(s.sq) + " Sk" + std::to_string(s.sk) + " H" +
+                       std::to_string(s.heads) + " D" + std::to_string(s.d) + (s.bias ? " bias " + s.bias->to_string() : ""),
+                   inputs,
+                   node("Attention", {{"num_heads", s.heads}, {"scale", static_cast<float>(scale)}}),
+                   [s, scale](const auto& v, DType) {
+                       return std::vector{ref::attention(v[0], v[1], v[2], s.bias ? &v[3] : nullptr, s.heads, scale)};
+                   }};
+        fused.accumulates = true;
+        c.push_back(fused);
+    }
+    return c;
+}
+
+}  // namespace ops
