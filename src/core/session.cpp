@@ -272,9 +272,12 @@ bool Session::Impl::keep_in_f32(const std::vector<std::string>& out_of_range) {
     std::lock_guard lock(mutex);
     const std::set<std::string> spoilt = detail::nodes_from(*planned, {out_of_range.begin(), out_of_range.end()});
     // Casts the lowering inserted are named after their value; only the graph's own nodes count.
-    if (source_nodes.empty())
-        for (const auto& node : detail::run_pipeline(graph.ir(), pass_context(Precision::f32))->nodes)
-            source_nodes.insert(node.name);
+    // The graph is held in a local: a range-for over a member of a temporary shared_ptr's
+    // target reads freed memory (the shared_ptr dies before the loop runs).
+    if (source_nodes.empty()) {
+        const std::shared_ptr<const detail::GraphIR> f32_graph = detail::run_pipeline(graph.ir(), pass_context(Precision::f32));
+        for (const auto& node : f32_graph->nodes) source_nodes.insert(node.name);
+    }
     const size_t before = keep_f32.size();
     for (const auto& name : spoilt)
         if (source_nodes.count(name)) keep_f32.insert(name);
