@@ -64,7 +64,8 @@ std::vector<Case> fused_cases() {
                                                     {2, 7, 7, 3, 8, Shape{2, 1, 1, 7}},
                                                     {1, 4, 6, 2, 5, Shape{1, 1, 4, 6}},
                                                     {2, 3, 3, 4, 16, Shape{1, 4, 3, 3}},
-                                                    {1, 9, 9, 1, 64, Shape{9, 9}}}) {
+                                                    {1, 9, 9, 1, 64, Shape{9, 9}},
+                                                    {5, 6, 6, 2, 8, Shape{5, 1, 1, 6}}}) {
         const int64_t e = s.heads * s.d;
         const double scale = 1.0 / std::sqrt(static_cast<double>(s.d));
         std::vector<InputSpec> inputs{x("Q", {s.batch, s.sq, e}), x("K", {s.batch, s.sk, e}), x("V", {s.batch, s.sk, e})};
