@@ -65,7 +65,13 @@ std::vector<Case> fused_cases() {
                                                     {1, 4, 6, 2, 5, Shape{1, 1, 4, 6}},
                                                     {2, 3, 3, 4, 16, Shape{1, 4, 3, 3}},
                                                     {1, 9, 9, 1, 64, Shape{9, 9}},
-                                                    {5, 6, 6, 2, 8, Shape{5, 1, 1, 6}}}) {
+                                                    {5, 6, 6, 2, 8, Shape{5, 1, 1, 6}},
+                                                    // Head sizes of the fused CUDA kernel, lengths
+                                                    // that end inside its 64-row tiles.
+                                                    {2, 70, 70, 2, 64, Shape{2, 1, 1, 70}},
+                                                    {1, 33, 130, 3, 32, Shape{1, 3, 33, 130}},
+                                                    {1, 65, 65, 1, 128, std::nullopt},
+                                                    {2, 17, 9, 2, 96, Shape{1, 1, 17, 9}}}) {
         const int64_t e = s.heads * s.d;
         const double scale = 1.0 / std::sqrt(static_cast<double>(s.d));
         std::vector<InputSpec> inputs{x("Q", {s.batch, s.sq, e}), x("K", {s.batch, s.sk, e}), x("V", {s.batch, s.sk, e})};

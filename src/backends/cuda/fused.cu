@@ -1,11 +1,13 @@
 // The fused family (core/ops/table_fused.cpp) on the GPU, so that fused graphs keep every node
 // there. FusedMatMul: cuBLASLt's bias (+ReLU) epilogue, else a cuBLAS product and one kernel for
 // bias and activation. AddLayerNormalization: the sum and the normalization in one kernel.
-// Attention: per-head strided-batched products through cuBLAS and one bias + softmax kernel
-// in between, in f32 inside; a fused flash-attention kernel is later work.
+// Attention: f16 and bf16 with the common head sizes through the fused kernel of
+// flash_attention.cu; otherwise (f32, other head sizes) per-head strided-batched products
+// through cuBLAS with one bias + softmax kernel in between, in f32 inside.
 #include "backends/cuda/block_reduce.cuh"
 #include "backends/cuda/copy.hpp"
 #include "backends/cuda/device_types.cuh"
+#include "backends/cuda/flash_attention.hpp"
 #include "backends/cuda/gemm.hpp"
 #include "backends/cuda/gemm_lt.hpp"
 
@@ -127,11 +129,6 @@ void run_add_layer_norm(const Launch& l) {
     });
 }
 
-// Element strides of a bias broadcast to [B, H, Sq, Sk] (0 along broadcast axes).
-struct BiasStrides {
-    int64_t batch = 0, head = 0, query = 0, key = 0;
-};
-
 // One block per score row (b, h, i): + bias, softmax in f32, probabilities written in place.
 template <class T>
 __global__ void bias_softmax_kernel(T* scores, const T* bias, BiasStrides bs, int64_t heads, int64_t sq,
@@ -171,6 +168,14 @@ void run_attention(const Launch& l) {
     const float scale = l.ctx.attrs().get_float("scale", 1.0f);
     const int64_t batch = q.shape()[0], sq = q.shape()[1], sk = k.shape()[1];
     const int64_t eq = q.shape()[2], ev = v.shape()[2], d = eq / heads, dv = ev / heads;
+    BiasStrides bs;
+    if (l.ctx.has_input(3)) {
+        const std::vector<int64_t> s = broadcast_strides(l.ctx.input(3).shape(), Shape({batch, heads, sq, sk}));
+        bs = {s[0], s[1], s[2], s[3]};
+    }
+    if (d == dv && flash_attention(l, {type, l.in(0), l.in(1), l.in(2), l.ctx.has_input(3) ? l.in(3) : nullptr,
+                                       l.out(0), batch, heads, sq, sk, d, bs, scale}))
+        return;
     const size_t element = dtype_size(type);
     char* scores = static_cast<char*>(l.ctx.workspace(static_cast<size_t>(batch * heads * sq * sk) * element));
     const char* pq = static_cast<const char*>(l.in(0));
@@ -191,11 +196,6 @@ void run_attention(const Launch& l) {
         gemm_row_major(l, type, sq, sk, d, scale, qh, kh, 0.0f, scores + ((b * heads + h) * sq * sk) * element, sk,
                        s_step, count);
     }
-    BiasStrides bs;
-    if (l.ctx.has_input(3)) {
-        const std::vector<int64_t> s = broadcast_strides(l.ctx.input(3).shape(), Shape({batch, heads, sq, sk}));
-        bs = {s[0], s[1], s[2], s[3]};
-    }
     const int threads = static_cast<int>(std::clamp<int64_t>((sk + 31) / 32 * 32, 32, 256));
     dispatch_float(type, l, [&](auto tag) {
         using T = typename decltype(tag)::type;
@@ -215,9 +215,12 @@ void run_attention(const Launch& l) {
     }
 }
 
+// The fused kernel needs no scores; should it decline at run time (operands not aligned), the
+// workspace grows on demand.
 size_t attention_scores_bytes(const NodeSignature& node) {
-    const Shape &q = node.input_shapes.at(0), &k = node.input_shapes.at(1);
+    const Shape &q = node.input_shapes.at(0), &k = node.input_shapes.at(1), &v = node.input_shapes.at(2);
     const int64_t heads = node.attributes ? node.attributes->get_int("num_heads", 1) : 1;
+    if (flash_attention_covers(node.kernel_dtype, q[2] / heads, v[2] / heads)) return 0;
     return static_cast<size_t>(q[0] * heads * q[1] * k[1]) * dtype_size(node.kernel_dtype);
 }
 
