@@ -193,6 +193,66 @@ private:
     std::map<std::pair<std::string, DType>, KernelFactory> kernels_;
 };
 
+// ---- segments: a run of consecutive nodes that a backend executes as one unit
+//
+// After a plan's nodes are compiled, each backend is offered the maximal runs of consecutive
+// kernel steps placed on one of its devices (no copy in between) and may claim parts of them.
+// A claimed run becomes a segment that the executor runs with one call instead of node by
+// node; this is where CUDA graph capture (or a whole-subgraph kernel) lives. Unclaimed nodes
+// run one at a time, as always. A profiled run times each node, so it runs every segment's
+// steps one by one.
+
+// What a segment keeps between runs in one execution context (a captured CUDA graph and the
+// pointers it was captured with). Each concurrent run has its own context, so its own state.
+class SegmentState {
+public:
+    virtual ~SegmentState() = default;
+};
+
+// A segment's view of one run: its steps with their bound tensors, and its state.
+class SegmentRun {
+public:
+    virtual ~SegmentRun() = default;
+    virtual size_t size() const = 0;  // steps in the segment
+    // Runs step i's compiled kernel on its bound tensors, its work enqueued on `stream` (the
+    // device's stream of this run when null).
+    virtual void run_step(size_t i, Stream* stream = nullptr) = 0;
+    virtual const std::vector<Tensor>& inputs(size_t i) const = 0;
+    virtual const std::vector<Tensor>& outputs(size_t i) const = 0;
+    // The stream the run's work on this device goes to; the segment's work must be ordered on it.
+    virtual Stream& stream() = 0;
+    // Grows the kernels' workspace to at least `bytes` now, so that kernels asking for no more
+    // do not allocate while they run (an allocation cannot be captured); returns its address.
+    virtual void* reserve_workspace(size_t bytes) = 0;
+    // This segment's state in this execution context; null before its first run here.
+    virtual std::unique_ptr<SegmentState>& state() = 0;
+};
+
+// A claimed run of nodes, compiled once per plan. run() may be called from several threads at
+// once (each with its own SegmentRun and state), so it must not change the segment itself.
+class CompiledSegment {
+public:
+    virtual ~CompiledSegment() = default;
+    virtual void run(SegmentRun& run) const = 0;
+};
+
+// A run of consecutive kernel steps on one device, offered to the device's backend.
+struct SegmentOffer {
+    Device device;
+    std::vector<const NodeSignature*> nodes;
+    std::vector<const CompiledKernel*> kernels;
+    // SessionOptions::graph_capture: whether the session allows capturing work into device
+    // graphs that replay it (the backend then sees a kernel's host-side calls only when it
+    // captures, not on every run).
+    bool allow_capture = true;
+};
+
+// Steps [first, last) of an offer, claimed as one segment.
+struct SegmentClaim {
+    size_t first = 0, last = 0;
+    std::unique_ptr<CompiledSegment> segment;
+};
+
 class Backend {
 public:
     virtual ~Backend() = default;
@@ -219,6 +279,9 @@ public:
     // The kernel for a supported node, made once per plan step; by default the registered
     // factory's. Throws Unsupported for a node it cannot run.
     virtual std::unique_ptr<CompiledKernel> compile(const CompileContext& ctx) const;
+    // Claims non-overlapping runs of an offer as segments, in order; by default none, so every
+    // node runs on its own.
+    virtual std::vector<SegmentClaim> compile_segments(const SegmentOffer& offer) const;
 
     // ---- memory estimates (before anything is allocated)
     // Scratch memory every stream holds while it lives (CUDA: the cuBLAS workspace).

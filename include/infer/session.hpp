@@ -36,6 +36,11 @@ struct SessionOptions {
     // used is dropped, so memory does not grow with the variety of request shapes. Plans of
     // different shapes share each device's working memory, which grows to the largest.
     size_t max_cached_plans = 16;
+    // Backends may capture runs of nodes into device graphs replayed with one launch (CUDA
+    // graphs: the launch overhead of a small batch drops from microseconds per node to about
+    // one launch per run). The first run of each plan runs node by node; capture happens on
+    // the second. Off: every run launches node by node.
+    bool graph_capture = true;
 };
 
 // Where each node of a plan runs, and why when it is not the requested device.

@@ -123,6 +123,8 @@ bool Backend::supports(const NodeSignature& node) const {
     return kernels_.find(node.op, node.kernel_dtype) != nullptr;
 }
 
+std::vector<SegmentClaim> Backend::compile_segments(const SegmentOffer&) const { return {}; }
+
 std::unique_ptr<CompiledKernel> Backend::compile(const CompileContext& ctx) const {
     const NodeSignature& node = ctx.node();
     const KernelFactory* factory = kernels_.find(node.op, node.kernel_dtype);

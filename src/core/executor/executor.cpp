@@ -56,6 +56,9 @@ void ExecutionContext::bind(const std::shared_ptr<const Plan>& plan) {
             uses_[step->outputs[i]].emplace_back(s, true, i);
         }
     }
+    segment_at_.assign(plan_->steps.size(), -1);
+    for (size_t i = 0; i < plan_->segments.size(); ++i) segment_at_[plan_->segments[i].first] = static_cast<int>(i);
+    bind_segment_states();
     for (size_t i = 0; i < slot_count; ++i) {
         const Slot& slot = plan_->slots[i];
         if (slot.kind == SlotKind::constant) rebind(static_cast<int>(i), slot.constant);
@@ -118,12 +121,62 @@ void* ExecutionContext::workspace(size_t device, size_t bytes) {
     return d.workspace->data();
 }
 
-void ExecutionContext::run_kernel(size_t index, const KernelStep& step) {
+void ExecutionContext::run_kernel(size_t index, const KernelStep& step, Stream* stream) {
     const size_t device = plan_->device_slot(step.device);
     BoundStep& b = bound_[index];
-    KernelContext ctx(step.signature, b.inputs, b.outputs, devices_[device]->stream.get(), step.device,
+    KernelContext ctx(step.signature, b.inputs, b.outputs, stream ? stream : devices_[device]->stream.get(), step.device,
                       [this, device](size_t bytes) { return workspace(device, bytes); });
     step.kernel->run(ctx);
+}
+
+void ExecutionContext::bind_segment_states() {
+    auto it = segment_states_.begin();
+    while (it != segment_states_.end() && it->plan.lock() != plan_) ++it;
+    if (it != segment_states_.end()) {
+        segment_states_.splice(segment_states_.begin(), segment_states_, it);
+        return;
+    }
+    segment_states_.push_front({plan_, {}});
+    segment_states_.front().states.resize(plan_->segments.size());
+    // Dropped states release what they hold (graphs); work using them may still be queued.
+    if (segment_states_.size() > kPlansWithSegmentStates) {
+        synchronize_all();
+        segment_states_.pop_back();
+    }
+}
+
+// What a segment sees of the run: its steps as bound in this context.
+class ExecutionContext::BoundSegment final : public SegmentRun {
+public:
+    BoundSegment(ExecutionContext& context, const PlanSegment& segment, std::unique_ptr<SegmentState>& state)
+        : context_(context), segment_(segment), state_(state),
+          device_(context.plan_->device_slot(step(0).device)) {}
+
+    size_t size() const override { return segment_.last - segment_.first; }
+    void run_step(size_t i, Stream* stream) override {
+        context_.run_kernel(segment_.first + i, step(i), stream);
+        // Here, not after the segment: later steps may reuse this output's memory.
+        context_.check_range(segment_.first + i, step(i));
+    }
+    const std::vector<Tensor>& inputs(size_t i) const override { return context_.bound_[segment_.first + i].inputs; }
+    const std::vector<Tensor>& outputs(size_t i) const override { return context_.bound_[segment_.first + i].outputs; }
+    Stream& stream() override { return *context_.devices_[device_]->stream; }
+    void* reserve_workspace(size_t bytes) override { return context_.workspace(device_, bytes); }
+    std::unique_ptr<SegmentState>& state() override { return state_; }
+
+private:
+    const KernelStep& step(size_t i) const { return std::get<KernelStep>(context_.plan_->steps[segment_.first + i]); }
+
+    ExecutionContext& context_;
+    const PlanSegment& segment_;
+    std::unique_ptr<SegmentState>& state_;
+    size_t device_;
+};
+
+void ExecutionContext::run_segment(size_t index) {
+    const PlanSegment& segment = plan_->segments[index];
+    BoundSegment run(*this, segment, segment_states_.front().states[index]);
+    segment.segment->run(run);
 }
 
 namespace {
@@ -138,12 +191,16 @@ bool f16_out_of_range(const Tensor& t) {
 }
 }  // namespace
 
-// Only host-side results are read: on the CPU the kernel has finished when it returns, and the
-// scan costs one read of the output against a kernel that wrote it.
+// On the CPU the kernel has finished when it returns, and the scan costs one read of the output
+// against a kernel that wrote it. Elsewhere the result is copied to the host first, so only
+// the first run of a plan in this context pays for it (see out_of_range()).
 void ExecutionContext::check_range(size_t index, const KernelStep& step) {
-    if (!step.device.is_cpu()) return;
+    if (!step.device.is_cpu() && segment_states_.front().ran) return;
     for (const Tensor& out : bound_[index].outputs) {
-        if (out.defined() && out.dtype() == DType::f16 && out.numel() > 0 && f16_out_of_range(out)) {
+        if (!out.defined() || out.dtype() != DType::f16 || out.numel() == 0) continue;
+        if (!step.device.is_cpu()) devices_[plan_->device_slot(step.device)]->stream->synchronize();
+        const Tensor host = out.buffer()->host_accessible() ? out : out.to(Device::CPU);
+        if (f16_out_of_range(host)) {
             out_of_range_.push_back(step.signature.name);
             return;
         }
@@ -223,6 +280,12 @@ std::vector<Tensor> ExecutionContext::run(const std::shared_ptr<const Plan>& pla
     for (size_t i = 0; i < plan_->input_slots.size(); ++i) rebind(plan_->input_slots[i], inputs[i]);
     for (size_t i = 0; i < plan_->output_slots.size(); ++i) bind_output(i, bound_outputs[i]);
     for (size_t s = 0; s < plan_->steps.size(); ++s) {
+        // A profiled run times every node, so it runs segments' steps one by one.
+        if (!profile && segment_at_[s] >= 0) {
+            run_segment(static_cast<size_t>(segment_at_[s]));
+            s = plan_->segments[static_cast<size_t>(segment_at_[s])].last - 1;
+            continue;
+        }
         MarkedStep* mark = nullptr;
         if (profile) {
             auto [device, timing] = describe_step(plan_->steps[s]);
@@ -238,6 +301,7 @@ std::vector<Tensor> ExecutionContext::run(const std::shared_ptr<const Plan>& pla
         if (mark) mark->end = devices_[mark->device]->stream->mark();
     }
     synchronize_all();
+    segment_states_.front().ran = true;
     std::vector<Tensor> outputs;
     for (size_t i = 0; i < plan_->output_slots.size(); ++i) {
         const int slot = plan_->output_slots[i];

@@ -10,6 +10,7 @@
 #include <infer/profile.hpp>
 
 #include <chrono>
+#include <list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,9 +31,13 @@ public:
     std::vector<Tensor> run(const std::shared_ptr<const Plan>& plan, const std::vector<Tensor>& inputs,
                             const std::vector<Tensor>& bound_outputs, RunProfile* profile = nullptr);
 
-    // The nodes of the latest run whose f16 results on the CPU left f16's range: an infinity or
-    // NaN (overflow), or a tensor whose largest value is below 2^-14, f16's smallest normal
+    // The nodes of the latest run whose f16 results left f16's range: an infinity or NaN
+    // (overflow), or a tensor whose largest value is below 2^-14, f16's smallest normal
     // (underflow: fewer significant bits than f16 has, down to zeros). Empty when all was well.
+    // Results on the CPU are checked on every run. Results on other devices are checked on the
+    // first run of each plan in a context, which copies each f16 result to the host as it is
+    // made (that run goes node by node in any case, and later runs replay the same graph); the
+    // causes seen in practice (weights and activations that sit below f16's range) show there.
     const std::vector<std::string>& out_of_range() const { return out_of_range_; }
 
 private:
@@ -48,12 +53,25 @@ private:
     };
 
     struct MarkedStep;
+    class BoundSegment;
+    // Segment states of one plan in this context (captured graphs), per Plan::segments entry.
+    struct SegmentStates {
+        std::weak_ptr<const Plan> plan;
+        std::vector<std::unique_ptr<SegmentState>> states;
+        bool ran = false;  // the plan has run in this context before
+    };
+    // The states of the plans run here most recently: alternating between a few input shapes
+    // keeps their captured graphs, and the number kept is bounded.
+    static constexpr size_t kPlansWithSegmentStates = 4;
+    void bind_segment_states();
+    void run_segment(size_t segment);
     // Makes `plan` the bound one: streams and arenas for its devices (grown when too small),
     // and every slot's tensor.
     void bind(const std::shared_ptr<const Plan>& plan);
     DeviceState& state_of(const Device& device);
     void bind_output(size_t output, const Tensor& caller_tensor);
-    void run_kernel(size_t index, const KernelStep& step);
+    // With a stream, the kernel's work goes there instead of the device's stream of this run.
+    void run_kernel(size_t index, const KernelStep& step, Stream* stream = nullptr);
     void run_copy(const CopyStep& step);
     void check_range(size_t index, const KernelStep& step);
     // Which stream a step's work goes to, and what kind of step it is, for profiling.
@@ -70,6 +88,8 @@ private:
     std::vector<DeviceState*> devices_;  // per entry of plan_->devices
     std::vector<Tensor> slots_;
     std::vector<BoundStep> bound_;
+    std::vector<int> segment_at_;  // per step: the index of the segment it starts, else -1
+    std::list<SegmentStates> segment_states_;  // front: the bound plan's
     // Where each slot appears in bound_ (step, is_output, position), and the aliases whose
     // memory it holds.
     std::vector<std::vector<std::tuple<size_t, bool, size_t>>> uses_;

@@ -57,9 +57,16 @@ struct CopyStep {
 
 using Step = std::variant<KernelStep, CopyStep>;
 
+// Kernel steps [first, last) of a plan that their backend runs as one unit (segments.cpp).
+struct PlanSegment {
+    size_t first = 0, last = 0;
+    std::shared_ptr<const CompiledSegment> segment;
+};
+
 struct Plan {
     std::vector<Slot> slots;
     std::vector<Step> steps;
+    std::vector<PlanSegment> segments;     // in step order, not overlapping
     std::vector<Device> devices;           // every device the plan touches
     std::vector<size_t> arena_bytes;       // per entry of `devices`
     std::vector<int> output_slots;         // per graph output
@@ -114,6 +121,10 @@ std::vector<bool> shape_deciding_inputs(const GraphIR& graph);
 std::shared_ptr<const Plan> make_plan(std::shared_ptr<const GraphIR> graph, const InputSignature& inputs,
                                       const SessionOptions& options, WeightCache& weights,
                                       bool estimate_only = false);
+
+// Offers each backend the maximal runs of consecutive kernel steps on one of its devices and
+// records the segments it claims in Plan::segments.
+void claim_segments(Plan& plan, const SessionOptions& options);
 
 // Turns outputs of ops that may run in place into aliases of an input that dies at that step,
 // then gives each arena slot an offset so that slots alive at the same step (through any of

@@ -5,7 +5,8 @@
 //  2. placement of the remaining nodes on the requested device, or the CPU where it has no
 //     kernel (logged, reported, or an error in strict mode);
 //  3. slots for every tensor, copies where a tensor crosses devices, weights uploaded once;
-//  4. the arena layout (memory_plan.cpp).
+//  4. the arena layout (memory_plan.cpp);
+//  5. segments: runs of nodes a backend claims to run as one unit (segments.cpp).
 #include "core/backend_registry.hpp"
 #include "core/log.hpp"
 #include "core/ops/op_schema.hpp"
@@ -120,6 +121,7 @@ public:
         bind_outputs();
         collect_devices();
         plan_memory(*plan_);
+        if (!estimate_only_) claim_segments(*plan_, options_);
         estimate_memory();
         if (!estimate_only_) upload_constants();
         return plan_;
