@@ -56,7 +56,7 @@ cat "$logs/gpu-info.log"
 # Only what the checks below run: the rest of the tree (tools, examples) is CPU work. The op
 # tests are built separately, so that a broken op case cannot stop the CUDA tests from running.
 targets=(cuda_transfer_tests cuda_device_tests cuda_graph_tests cuda_encoder_tests cuda_gemm_tests
-         cuda_timing_tests)
+         cuda_capture_tests cuda_timing_tests)
 [[ $mode == conformance ]] && targets=(infer-run onnx_conformance)
 [[ $mode == models ]] && targets=(e2e_tests embed)
 [[ $mode == bench || $mode == cpu || $mode == compare ]] && targets=(infer-bench)
@@ -215,7 +215,7 @@ fi
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 : >"$logs/memcheck.log"
 # (The encoder test is left out: twelve BERT-base layers under memcheck take too long.)
-for program in build-gpu/bin/cuda_{transfer,device,graph,gemm}_tests; do
+for program in build-gpu/bin/cuda_{transfer,device,graph,gemm,capture}_tests; do
   echo "=== $program" >>"$logs/memcheck.log"
   timeout 300 "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 99 \
     "$program" >>"$logs/memcheck.log" 2>&1 || status=1

@@ -4,6 +4,7 @@
 
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_stream.hpp"
+#include "backends/cuda/graph_segment.hpp"
 #include "backends/cuda/kernel_support.hpp"
 #include "core/log.hpp"
 
@@ -166,6 +167,10 @@ public:
     std::unique_ptr<Stream> create_stream(int index) override {
         check_index(index);
         return std::make_unique<CudaStream>(index);
+    }
+
+    std::vector<SegmentClaim> compile_segments(const SegmentOffer& offer) const override {
+        return claim_graph_segments(offer);
     }
 
 private:

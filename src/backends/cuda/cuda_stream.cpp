@@ -26,9 +26,10 @@ DeviceGuard::~DeviceGuard() {
     cudaGetLastError();
 }
 
-CudaStream::CudaStream(int device) : device_(device), owned_(true) {
+CudaStream::CudaStream(int device, bool blocking) : device_(device), owned_(true) {
     DeviceGuard guard(device);
-    INFER_CUDA_CHECK(cudaStreamCreate(&stream_), device_name(device));
+    INFER_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, blocking ? cudaStreamDefault : cudaStreamNonBlocking),
+                     device_name(device));
 }
 
 CudaStream::CudaStream(int device, cudaStream_t stream, bool owned)

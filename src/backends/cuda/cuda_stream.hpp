@@ -17,9 +17,11 @@ size_t cublas_workspace_bytes(int device);
 
 class CudaStream final : public Stream {
 public:
-    // A new stream on `device`. It is a blocking stream: it orders with the legacy default
-    // stream, which the backend's synchronous copies and buffer frees rely on.
-    explicit CudaStream(int device);
+    // A new stream on `device`. By default a blocking stream: it orders with the legacy default
+    // stream, which the backend's synchronous copies and buffer frees rely on. A non-blocking
+    // one does not, which suits graph capture: work captured there is never run there, and
+    // capturing on a blocking stream would make other threads' legacy-stream calls fail.
+    explicit CudaStream(int device, bool blocking = true);
     // The legacy default stream of `device`, not owned; for kernels run without a stream.
     static CudaStream legacy_default(int device);
     ~CudaStream() override;
