@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -176,4 +177,66 @@ TEST_CASE("attention with its head split and merge becomes one Attention node", 
     CHECK(count_op(unfused.placement(), "Attention") == 0);
     REQUIRE(got.size() == expected.size());
     for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(expected[i]).margin(1e-5));
+}
+
+TEST_CASE("GPT-2's attention fuses: Q, K and V split from one tensor, head sizes computed", "[fusion]") {
+    // As transformers' GPT-2 exports it: Q, K and V come from a Split of the fused projection,
+    // so shape inference knows neither their shape nor the batch and sequence sizes; the head
+    // split is view(B, S, -1, D) with B and S taken from Shape nodes, the merge's target too
+    // (its Shape nodes read the merged heads, and read Q once fused); a causal mask is added.
+    constexpr int64_t kHeads = 2, kDepth = 4, kWidth = kHeads * kDepth, kBatch = 2, kSeq = 5;
+    GraphBuilder b;
+    auto qkv = b.input("qkv", DType::f32, {kDynamic, kDynamic, 3 * kWidth});
+    auto mask = b.input("mask", DType::f32, {1, 1, kDynamic, kDynamic});
+    const auto i64 = [&](std::vector<int64_t> v, Shape shape) { return b.constant(Tensor::from_vector(v, shape)); };
+    const auto parts = b.op("Split", {qkv, i64({kWidth, kWidth, kWidth}, {3})}, {{"axis", int64_t{2}}}, 3);
+    const auto dim = [&](Value x, int64_t axis) {
+        auto gathered = b.op1("Gather", {b.op1("Shape", {x}), i64({axis}, {})}, {{"axis", int64_t{0}}});
+        return b.op1("Unsqueeze", {gathered, i64({0}, {1})});
+    };
+    const auto split = [&](Value x, std::vector<int64_t> perm) {
+        auto target = b.op1("Concat", {dim(x, 0), dim(x, 1), i64({-1}, {1}), i64({kDepth}, {1})}, {{"axis", int64_t{0}}});
+        return b.transpose(b.op1("Reshape", {x, target}), perm);
+    };
+    auto scores = b.mul(b.matmul(split(parts[0], {0, 2, 1, 3}), split(parts[1], {0, 2, 3, 1})), scalar(b, 0.5f));
+    auto context = b.matmul(b.softmax(b.add(scores, mask)), split(parts[2], {0, 2, 1, 3}));
+    auto merged = b.transpose(context, {0, 2, 1, 3});
+    auto target = b.op1("Concat", {dim(merged, 0), dim(merged, 1), i64({kWidth}, {1})}, {{"axis", int64_t{0}}});
+    b.output("y", b.op1("Reshape", {merged, target}));
+    const Graph graph = b.build();
+
+    std::vector<float> causal(kSeq * kSeq);
+    for (int64_t i = 0; i < kSeq; ++i)
+        for (int64_t j = 0; j < kSeq; ++j) causal[size_t(i * kSeq + j)] = j <= i ? 0.0f : -1e9f;
+    const Batch input{{"qkv", ramp({kBatch, kSeq, 3 * kWidth}, 0.05f, -1.0f)},
+                      {"mask", Tensor::from_vector(causal, {1, 1, kSeq, kSeq})}};
+    Session session(graph);
+    const std::vector<float> got = session.run(input)["y"].to_vector<float>();
+    CHECK(count_op(session.placement(), "Attention") == 1);
+    CHECK(count_op(session.placement(), "Softmax") == 0);
+
+    // Against the same attention written out in plain loops.
+    const std::vector<float> x = input["qkv"].to_vector<float>();
+    REQUIRE(got.size() == size_t(kBatch * kSeq * kWidth));
+    for (int64_t n = 0; n < kBatch; ++n)
+        for (int64_t h = 0; h < kHeads; ++h)
+            for (int64_t i = 0; i < kSeq; ++i) {
+                const auto at = [&](int64_t part, int64_t t, int64_t d) {
+                    return double(x[size_t((n * kSeq + t) * 3 * kWidth + part * kWidth + h * kDepth + d)]);
+                };
+                std::vector<double> p(kSeq);
+                double top = -1e300, total = 0;
+                for (int64_t j = 0; j < kSeq; ++j) {
+                    double s = 0;
+                    for (int64_t d = 0; d < kDepth; ++d) s += at(0, i, d) * at(1, j, d);
+                    p[size_t(j)] = 0.5 * s + causal[size_t(i * kSeq + j)];
+                    top = std::max(top, p[size_t(j)]);
+                }
+                for (double& v : p) total += (v = std::exp(v - top));
+                for (int64_t d = 0; d < kDepth; ++d) {
+                    double want = 0;
+                    for (int64_t j = 0; j < kSeq; ++j) want += p[size_t(j)] / total * at(2, j, d);
+                    CHECK(got[size_t((n * kSeq + i) * kWidth + h * kDepth + d)] == Approx(want).margin(1e-5));
+                }
+            }
 }

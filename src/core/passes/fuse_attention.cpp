@@ -21,7 +21,7 @@ namespace {
 struct AttentionOps {
     OpId softmax = op_id("Softmax"), add = op_id("Add"), mul = op_id("Mul"), div = op_id("Div");
     OpId matmul = op_id("MatMul"), transpose = op_id("Transpose"), reshape = op_id("Reshape");
-    OpId cast = op_id("Cast");
+    OpId cast = op_id("Cast"), shape = op_id("Shape"), gather = op_id("Gather");
 };
 
 using Perm = std::vector<int64_t>;
@@ -32,6 +32,7 @@ public:
 
     struct Match {
         std::vector<int> nodes;
+        std::vector<int> shape_readers;  // Shape nodes on the merged heads, to read Q instead
         int q = -1, k = -1, v = -1, bias = -1, output = -1;
         int64_t heads = 0;
         double scale = 1.0;
@@ -54,7 +55,7 @@ public:
         if (m_.v < 0) return std::nullopt;
         const int merge = p_.sole_reader(p_.node(pv).outputs[0], op_.transpose);
         if (merge < 0 || p_.perm(merge) != Perm{0, 2, 1, 3}) return std::nullopt;
-        const int flatten = p_.sole_reader(p_.node(merge).outputs[0], op_.reshape);
+        const int flatten = merge_reshape(p_.node(merge).outputs[0]);
         if (flatten < 0) return std::nullopt;
         const auto merged = p_.shape_entries(p_.node(flatten).inputs[1]);
         // [B, S, H·Dv], or [B, S, -1] as recent transformers write it.
@@ -67,6 +68,42 @@ public:
     }
 
 private:
+    // The Reshape merging the heads back. The merged value may also be read by Shape nodes
+    // that take only its batch and sequence sizes (GPT-2's export computes the Reshape's target
+    // from them): Q has the same two leading dimensions, so they can read Q instead.
+    int merge_reshape(int merged) {
+        if (!p_.read_by_nodes_only(merged)) return -1;
+        int reshape = -1;
+        std::vector<int> shapes;
+        for (int reader : p_.readers(merged)) {
+            if (p_.is(reader, op_.reshape) && p_.node(reader).inputs[0] == merged && reshape < 0) {
+                reshape = reader;
+            } else if (leading_dims_only(reader)) {
+                shapes.push_back(reader);
+            } else {
+                return -1;
+            }
+        }
+        if (reshape >= 0) m_.shape_readers = std::move(shapes);
+        return reshape;
+    }
+
+    // A Shape node of the whole tensor whose every reader gathers dimension 0 or 1.
+    bool leading_dims_only(int n) const {
+        if (!p_.is(n, op_.shape) || p_.node(n).attributes.has("start") || p_.node(n).attributes.has("end"))
+            return false;
+        const int dims = p_.node(n).outputs[0];
+        if (!p_.read_by_nodes_only(dims)) return false;
+        for (int reader : p_.readers(dims)) {
+            if (!p_.is(reader, op_.gather) || p_.node(reader).inputs[0] != dims ||
+                p_.node(reader).attributes.get_int("axis", 0) != 0)
+                return false;
+            const auto index = p_.ints(p_.node(reader).inputs[1]);
+            if (!index || index->size() != 1 || ((*index)[0] != 0 && (*index)[0] != 1)) return false;
+        }
+        return true;
+    }
+
     // The Softmax's input: scores, or scores + bias (either operand order).
     bool scores_with_bias(int value) {
         if (const int a = p_.sole_producer(value, op_.add); a >= 0) {
@@ -148,9 +185,8 @@ private:
         if (!entries || entries->size() != 4 || !(*entries)[3] || *(*entries)[3] <= 0) return -1;
         const int64_t head_depth = *(*entries)[3];
         const int x = p_.node(split).inputs[0];
-        const auto x_dims = p_.dims(x);
-        if (x_dims && x_dims->size() != 3) return -1;
-        const int64_t width = x_dims ? x_dims->back() : kDynamic;
+        if (const auto r = p_.rank(x); r && *r != 3) return -1;
+        const int64_t width = p_.last_dim(x).value_or(kDynamic);
         // H given, or -1 (view(B, S, -1, D), as recent transformers write it) from the width.
         int64_t heads = (*entries)[2].value_or(0);
         if (heads == -1 && width != kDynamic && width % head_depth == 0) heads = width / head_depth;
@@ -179,14 +215,17 @@ int fuse_once(Rewriter& rewriter) {
         // next layer's shapes known (its head merge hides the rank from shape inference).
         if (!m) continue;
         bool three_d = true;
-        for (int x : {m->q, m->k, m->v}) three_d = three_d && p.dims(x) && p.dims(x)->size() == 3;
+        for (int x : {m->q, m->k, m->v}) three_d = three_d && p.rank(x) == size_t{3};
         if (!three_d) continue;
         std::vector<int> inputs{m->q, m->k, m->v};
         if (m->bias >= 0) inputs.push_back(m->bias);
         Attributes attributes;
         attributes.set("num_heads", m->heads);
         attributes.set("scale", static_cast<float>(m->scale));
-        fused += rewriter.replace(m->nodes, {"Attention", p.node(m->nodes.back()).name, inputs, {m->output}, attributes});
+        if (!rewriter.replace(m->nodes, {"Attention", p.node(m->nodes.back()).name, inputs, {m->output}, attributes}))
+            continue;
+        for (int shape : m->shape_readers) rewriter.redirect(shape, 0, m->q);
+        ++fused;
     }
     return fused;
 }

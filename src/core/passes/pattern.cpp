@@ -69,6 +69,36 @@ std::optional<std::vector<int64_t>> Pattern::dims(int value) const {
     return shape->dims();
 }
 
+std::optional<size_t> Pattern::rank(int value) const {
+    if (const auto& shape = type(value).shape) return shape->rank();
+    const int n = index_.producer(value);
+    if (n < 0) return std::nullopt;
+    const NodeIR& node = g_.nodes[n];
+    if (node.id == gemm_) return 2;
+    if (node.id == split_) return rank(node.inputs[0]);
+    if (node.id == reshape_) {
+        const auto entries = shape_entries(node.inputs[1]);
+        if (entries) return entries->size();
+    }
+    return std::nullopt;
+}
+
+std::optional<int64_t> Pattern::last_dim(int value) const {
+    if (const auto known = dims(value); known && !known->empty() && known->back() != kDynamic) return known->back();
+    const int n = index_.producer(value);
+    if (n < 0 || g_.nodes[n].id != split_) return std::nullopt;
+    const NodeIR& split = g_.nodes[n];
+    const auto input_rank = rank(split.inputs[0]);
+    const int64_t axis = split.attributes.get_int("axis", 0);
+    if (!input_rank || (axis != -1 && axis != static_cast<int64_t>(*input_rank) - 1)) return std::nullopt;
+    const auto sizes = split.inputs.size() > 1 ? ints(split.inputs[1])
+                       : split.attributes.has("split") ? std::optional(split.attributes.get_ints("split"))
+                                                       : std::nullopt;
+    const auto output = std::find(split.outputs.begin(), split.outputs.end(), value) - split.outputs.begin();
+    if (!sizes || static_cast<size_t>(output) >= sizes->size()) return std::nullopt;
+    return (*sizes)[static_cast<size_t>(output)];
+}
+
 std::optional<int> Pattern::other_than_scalar(const NodeIR& node, double expected) const {
     if (node.inputs.size() != 2) return std::nullopt;
     if (is_scalar(node.inputs[1], expected)) return node.inputs[0];

@@ -32,6 +32,10 @@ public:
     int sole_reader(int value, OpId op) const {
         return read_once(value) && is(index_.readers(value)[0], op) ? index_.readers(value)[0] : -1;
     }
+    // The nodes reading `value`, each once.
+    const std::vector<int>& readers(int value) const { return index_.readers(value); }
+    // Whether `value` is read by nodes only, not a graph output.
+    bool read_by_nodes_only(int value) const { return value >= 0 && !index_.is_output(value); }
     bool read_once(int value) const {
         return value >= 0 && !index_.is_output(value) && index_.readers(value).size() == 1;
     }
@@ -58,6 +62,15 @@ public:
     std::optional<std::vector<std::optional<int64_t>>> shape_entries(int value) const;
     // The known static dims of `value`, or nothing.
     std::optional<std::vector<int64_t>> dims(int value) const;
+    // The rank of `value`: from its type, else from what made it when shape inference could
+    // not tell (a Reshape to a target of known length, a Split or Gemm). GPT-2's export splits
+    // Q, K and V from a Reshape whose target is computed, which hides their shapes but not
+    // their ranks.
+    std::optional<size_t> rank(int value) const;
+    // The size of the last axis of `value`: from its type, else from a Split along that axis
+    // with constant sizes. GPT-2's export writes its head split as view(B, S, -1, D), so the
+    // number of heads follows from this width.
+    std::optional<int64_t> last_dim(int value) const;
 
     // For a two-input node one of whose inputs is the constant `expected`, the other input.
     std::optional<int> other_than_scalar(const NodeIR& node, double expected) const;
@@ -70,6 +83,7 @@ public:
 
 private:
     OpId identity_ = op_id_of("Identity"), concat_ = op_id_of("Concat"), transpose_ = op_id_of("Transpose");
+    OpId reshape_ = op_id_of("Reshape"), split_ = op_id_of("Split"), gemm_ = op_id_of("Gemm");
     static OpId op_id_of(const char* name);
 
     const GraphIR& g_;

@@ -42,6 +42,12 @@ bool Rewriter::replace(const std::vector<int>& nodes, NodeIR replacement) {
     return true;
 }
 
+void Rewriter::redirect(int n, size_t input, int value) {
+    if (claimed_[n]) throw std::logic_error("redirect of a node a rewrite claims");
+    editable();
+    redirects_.emplace_back(n, input, value);
+}
+
 int Rewriter::add_constant(const std::string& name, Tensor value) {
     GraphIR& g = editable();
     g.values.push_back({unique_name(name), {}});
@@ -131,6 +137,8 @@ void Rewriter::replace_graph(std::shared_ptr<const GraphIR> graph) {
 void Rewriter::commit() {
     if (!edited_) return;
     GraphIR& g = *edited_;
+    for (const auto& [n, input, value] : redirects_) g.nodes[n].inputs[input] = value;
+    redirects_.clear();
     std::vector<NodeIR> nodes;
     for (size_t n = 0; n < g.nodes.size(); ++n) {
         if (!claimed_[n]) nodes.push_back(std::move(g.nodes[n]));

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace infer::detail {
@@ -43,6 +44,10 @@ public:
     // removed nodes made that is read outside them, or is a graph output, must be an output of
     // `replacement`. Returns false, changing nothing, when a node is claimed already.
     bool replace(const std::vector<int>& nodes, NodeIR replacement);
+    // Makes input `input` of node `n`, which no rewrite of this pass claims, read `value`
+    // instead when the pass commits: a reader of a value a rewrite removes that can read an
+    // equivalent value made before it (a Shape node taking only dimensions both share).
+    void redirect(int n, size_t input, int value);
     // A new value for a pass's constant (a folded scale, a reshaped bias); its id.
     int add_constant(const std::string& name, Tensor value);
     // A name no value or node of the graph uses yet, made from `base`.
@@ -65,6 +70,7 @@ private:
     std::vector<bool> claimed_;
     std::vector<NodeIR> added_;
     std::vector<int> added_at_;  // the position of the last node each addition replaces
+    std::vector<std::tuple<int, size_t, int>> redirects_;  // (node, input, value)
     int next_name_ = 0;
 };
 
