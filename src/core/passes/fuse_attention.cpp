@@ -33,7 +33,8 @@ public:
     struct Match {
         std::vector<int> nodes;
         std::vector<int> shape_readers;  // Shape nodes on the merged heads, to read Q instead
-        int q = -1, k = -1, v = -1, bias = -1, output = -1;
+        int q = -1, k = -1, v = -1, output = -1;
+        std::vector<int> biases;  // added to the scores, outermost first
         int64_t heads = 0;
         double scale = 1.0;
     };
@@ -104,21 +105,19 @@ private:
         return true;
     }
 
-    // The Softmax's input: scores, or scores + bias (either operand order).
+    // The Softmax's input: scores, or scores plus biases added one after another in either
+    // operand order (T5 adds its relative position bias, then the padding mask).
     bool scores_with_bias(int value) {
-        if (const int a = p_.sole_producer(value, op_.add); a >= 0) {
-            for (int side : {0, 1}) {
-                const Match before = m_;
-                if (scaled_scores(p_.node(a).inputs[side])) {
-                    m_.bias = p_.node(a).inputs[1 - side];
-                    m_.nodes.push_back(a);
-                    return true;
-                }
-                m_ = before;
-            }
-            return false;
+        const int a = p_.sole_producer(value, op_.add);
+        if (a < 0) return scaled_scores(value);
+        for (int side : {0, 1}) {
+            const Match before = m_;
+            m_.nodes.push_back(a);
+            m_.biases.push_back(p_.node(a).inputs[1 - side]);
+            if (scores_with_bias(p_.node(a).inputs[side])) return true;
+            m_ = before;
         }
-        return scaled_scores(value);
+        return false;
     }
 
     // `value` after Casts to the type it has already (ViT's export casts the probabilities
@@ -179,7 +178,10 @@ private:
     int heads_of(int value, const Perm& perm, int64_t& depth) {
         const int transpose = p_.sole_producer(value, op_.transpose);
         if (transpose < 0 || p_.perm(transpose) != perm) return -1;
-        const int split = p_.sole_producer(p_.node(transpose).inputs[0], op_.reshape);
+        // The head split's Reshape may be read elsewhere too (T5 transposes K a second time
+        // to take its length): then it stays, and only the Transpose joins the chain.
+        const int heads_value = p_.node(transpose).inputs[0];
+        const int split = p_.producer(heads_value, op_.reshape);
         if (split < 0) return -1;
         const auto entries = p_.shape_entries(p_.node(split).inputs[1]);
         if (!entries || entries->size() != 4 || !(*entries)[3] || *(*entries)[3] <= 0) return -1;
@@ -194,7 +196,8 @@ private:
         if (width != kDynamic && width != heads * head_depth) return -1;
         m_.heads = heads;
         depth = head_depth;
-        m_.nodes.insert(m_.nodes.end(), {transpose, split});
+        m_.nodes.push_back(transpose);
+        if (p_.read_once(heads_value)) m_.nodes.push_back(split);
         return x;
     }
 
@@ -218,12 +221,24 @@ int fuse_once(Rewriter& rewriter) {
         for (int x : {m->q, m->k, m->v}) three_d = three_d && p.rank(x) == size_t{3};
         if (!three_d) continue;
         std::vector<int> inputs{m->q, m->k, m->v};
-        if (m->bias >= 0) inputs.push_back(m->bias);
+        std::vector<NodeIR> replacements;
+        const std::string name = p.node(m->nodes.back()).name;
+        if (!m->biases.empty()) {
+            // Several biases are summed first, outside the kernel: a [1, H, S, S] position bias
+            // plus a [B, 1, 1, S] mask, computed once per layer as the unfused graph did.
+            int bias = m->biases.back();
+            for (size_t i = m->biases.size() - 1; i-- > 0;) {
+                const int sum = rewriter.add_value(name + "/bias");
+                replacements.push_back({"Add", rewriter.unique_name(name + "/add_bias"), {bias, m->biases[i]}, {sum}, {}});
+                bias = sum;
+            }
+            inputs.push_back(bias);
+        }
         Attributes attributes;
         attributes.set("num_heads", m->heads);
         attributes.set("scale", static_cast<float>(m->scale));
-        if (!rewriter.replace(m->nodes, {"Attention", p.node(m->nodes.back()).name, inputs, {m->output}, attributes}))
-            continue;
+        replacements.push_back({"Attention", name, inputs, {m->output}, attributes});
+        if (!rewriter.replace(m->nodes, std::move(replacements))) continue;
         for (int shape : m->shape_readers) rewriter.redirect(shape, 0, m->q);
         ++fused;
     }

@@ -29,6 +29,12 @@ GraphIR& Rewriter::editable() {
 }
 
 bool Rewriter::replace(const std::vector<int>& nodes, NodeIR replacement) {
+    std::vector<NodeIR> replacements;
+    replacements.push_back(std::move(replacement));
+    return replace(nodes, std::move(replacements));
+}
+
+bool Rewriter::replace(const std::vector<int>& nodes, std::vector<NodeIR> replacements) {
     int last = -1;
     for (int n : nodes) {
         if (claimed_[n]) return false;
@@ -36,10 +42,18 @@ bool Rewriter::replace(const std::vector<int>& nodes, NodeIR replacement) {
     }
     for (int n : nodes) claimed_[n] = true;
     editable();
-    replacement.id = op_id(replacement.op);
-    added_.push_back(std::move(replacement));
-    added_at_.push_back(last);
+    for (NodeIR& replacement : replacements) {
+        replacement.id = op_id(replacement.op);
+        added_.push_back(std::move(replacement));
+        added_at_.push_back(last);
+    }
     return true;
+}
+
+int Rewriter::add_value(const std::string& name) {
+    GraphIR& g = editable();
+    g.values.push_back({unique_name(name), {}});
+    return static_cast<int>(g.values.size()) - 1;
 }
 
 void Rewriter::redirect(int n, size_t input, int value) {

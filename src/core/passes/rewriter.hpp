@@ -44,6 +44,11 @@ public:
     // removed nodes made that is read outside them, or is a graph output, must be an output of
     // `replacement`. Returns false, changing nothing, when a node is claimed already.
     bool replace(const std::vector<int>& nodes, NodeIR replacement);
+    // The same with several new nodes (in an order where each value is made before it is
+    // read), for a fusion that needs a helper node beside the fused one.
+    bool replace(const std::vector<int>& nodes, std::vector<NodeIR> replacements);
+    // A new computed value (a helper node's output); its id.
+    int add_value(const std::string& name);
     // Makes input `input` of node `n`, which no rewrite of this pass claims, read `value`
     // instead when the pass commits: a reader of a value a rewrite removes that can read an
     // equivalent value made before it (a Shape node taking only dimensions both share).
