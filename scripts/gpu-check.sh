@@ -81,8 +81,10 @@ if [[ $mode == models ]]; then
   elif [[ -d .carry/all-MiniLM-L6-v2 ]]; then
     rm -rf .cache/models/all-MiniLM-L6-v2 && mkdir -p .cache/models && cp -r .carry/all-MiniLM-L6-v2 .cache/models/
   fi
-  INFER_PYTHON=python3 timeout 400 scripts/models/prepare.sh distilbert-base-random bert-base-random \
-    gpt2-small-random resnet50-random vit-base-random >"$logs/prepare.log" 2>&1 || status=1
+  INFER_PYTHON=python3 timeout 400 scripts/models/prepare.sh ${INFER_MODELS:-distilbert-base-random \
+    bert-base-random gpt2-small-random resnet50-random vit-base-random resnet18-random \
+    mobilenet-v3-small-random efficientnet-b0-random mobilenet-v2-random densenet121-random \
+    convnext-tiny-random fcn-resnet50-random fpn-resnet50-random} >"$logs/prepare.log" 2>&1 || status=1
   tail -n 8 "$logs/prepare.log"
   timeout 300 build-gpu/bin/e2e_tests --models --device cuda "[models]" >"$logs/e2e-models-cuda.log" 2>&1 || status=1
   timeout 400 build-gpu/bin/e2e_tests --architectures --device cuda "[architectures]" \

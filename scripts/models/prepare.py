@@ -414,28 +414,36 @@ def build_random(model_class_name, config_class_name, model_kwargs=None, **confi
     return build
 
 
-def build_torchvision(builder_name):
-    """A torchvision classifier with seeded random weights (weights=None: no download), called
-    by its input's name as the export calls every model."""
+def build_torchvision(builder_name, module="", pick=None, **builder_kwargs):
+    """A torchvision model with seeded random weights (weights=None: no download), called by
+    its input's name as the export calls every model. `module` is the torchvision.models
+    submodule holding the builder ("segmentation", ...); `pick` the entry of a dict output to
+    return (segmentation models return {"out": ...}, FPN backbones one map per level)."""
     def build():
         import torch
         import torchvision
 
-        class Classifier(torch.nn.Module):
+        class Vision(torch.nn.Module):
             def __init__(self):
                 super().__init__()
                 torch.manual_seed(SEED)
-                self.model = getattr(torchvision.models, builder_name)(weights=None)
+                factory = torchvision.models
+                for part in filter(None, module.split(".")):
+                    factory = getattr(factory, part)
+                self.model = getattr(factory, builder_name)(weights=None, **builder_kwargs)
 
             def forward(self, pixel_values):
-                return self.model(pixel_values)
+                out = self.model(pixel_values)
+                return out[pick] if pick is not None else out
 
-        return Classifier().eval()
+        return Vision().eval()
     return build
 
 
-def torchvision_source(builder_name):
-    return f"torchvision.models.{builder_name}(weights=None), torch.manual_seed({SEED})"
+def torchvision_source(builder_name, module="", arguments="", pick=None):
+    where = f"torchvision.models.{module + '.' if module else ''}{builder_name}"
+    picked = f", output [{pick!r}]" if pick is not None else ""
+    return f"{where}(weights=None{arguments}), torch.manual_seed({SEED}){picked}"
 
 
 def random_source(model_class_name, config_class_name, arguments=""):
@@ -477,6 +485,25 @@ MODELS = {
                                       "image", torchvision_source("mobilenet_v3_small")),
     "efficientnet-b0-random": Spec(build_torchvision("efficientnet_b0"), ["pixel_values"], "logits", "image",
                                    torchvision_source("efficientnet_b0")),
+    # The rest of the f16/bf16 CNN matrix: inverted residuals, dense concatenation, ConvNeXt's
+    # channels-last LayerNorm and 7x7 depthwise convolutions, a segmentation head with bilinear
+    # upsampling, and a detection backbone (ResNet-50 + feature pyramid, the finest level).
+    "mobilenet-v2-random": Spec(build_torchvision("mobilenet_v2"), ["pixel_values"], "logits", "image",
+                                torchvision_source("mobilenet_v2")),
+    "densenet121-random": Spec(build_torchvision("densenet121"), ["pixel_values"], "logits", "image",
+                               torchvision_source("densenet121")),
+    "convnext-tiny-random": Spec(build_torchvision("convnext_tiny"), ["pixel_values"], "logits", "image",
+                                 torchvision_source("convnext_tiny")),
+    "fcn-resnet50-random": Spec(
+        build_torchvision("fcn_resnet50", "segmentation", "out", weights_backbone=None, aux_loss=False),
+        ["pixel_values"], "out", "image",
+        torchvision_source("fcn_resnet50", "segmentation", ", weights_backbone=None, aux_loss=False", "out")),
+    "fpn-resnet50-random": Spec(
+        build_torchvision("resnet_fpn_backbone", "detection.backbone_utils", "0", backbone_name="resnet50",
+                          trainable_layers=5),
+        ["pixel_values"], "features", "image",
+        torchvision_source("resnet_fpn_backbone", "detection.backbone_utils",
+                           ", backbone_name='resnet50', trainable_layers=5", "0")),
     # ViT-base/16 at 224x224: 197 tokens (196 patches + CLS) of 768, 12 layers; without the
     # pooler, which last_hidden_state does not use.
     "vit-base-random": Spec(

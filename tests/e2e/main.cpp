@@ -35,7 +35,9 @@ const infer::Device& device_under_test() { return g_device; }
 const std::vector<std::string>& architecture_models() {
     static const std::vector<std::string> names{"distilbert-base-random", "bert-base-random", "gpt2-small-random",
                                                 "resnet50-random", "vit-base-random", "resnet18-random",
-                                                "mobilenet-v3-small-random", "efficientnet-b0-random"};
+                                                "mobilenet-v3-small-random", "efficientnet-b0-random",
+                                                "mobilenet-v2-random", "densenet121-random", "convnext-tiny-random",
+                                                "fcn-resnet50-random", "fpn-resnet50-random"};
     return names;
 }
 
