@@ -3,6 +3,7 @@
 #include <infer/advice.hpp>
 #include <infer/attributes.hpp>
 #include <infer/batch.hpp>
+#include <infer/batcher.hpp>
 #include <infer/device.hpp>
 #include <infer/dtype.hpp>
 #include <infer/error.hpp>

@@ -1,0 +1,366 @@
+// The dynamic batcher (include/infer/batcher.hpp). One mutex guards the queue and the
+// statistics; workers hold it only to pick requests and to count, never while a batch runs or
+// while a caller's callback runs, so a slow callback delays only its own worker.
+//
+// Which requests may share a batch: those whose inputs have the same shapes apart from axis 0
+// (the ragged axis, padded) and, with length buckets, whose lengths fall in the same bucket.
+// The highest-priority, oldest waiting request decides the next batch; it runs when max_batch
+// compatible requests wait or when it has waited max_delay, whichever comes first.
+#include <infer/batcher.hpp>
+
+#include <algorithm>
+#include <condition_variable>
+#include <list>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+namespace infer {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Submit-to-answer latencies kept for percentiles: the most recent answers only.
+constexpr size_t kLatencyWindow = 4096;
+
+struct Request {
+    uint64_t id = 0;
+    Batch item;
+    Batcher::Callback done;
+    RequestOptions options;
+    Clock::time_point arrived;
+    int64_t length = 0;       // axis 0 of its first ragged input (0 when none)
+    std::string compatible;   // requests with equal keys may share a batch
+};
+
+// What every item must agree on: input names, dtypes and ranks, fixed by the first item.
+struct ItemSignature {
+    std::vector<std::string> names;
+    std::vector<DType> dtypes;
+    std::vector<size_t> ranks;
+};
+
+double percentile(std::vector<double> values, double q) {
+    if (values.empty()) return 0;
+    const size_t k = std::min(values.size() - 1, static_cast<size_t>(q * static_cast<double>(values.size())));
+    std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
+    return values[k];
+}
+
+}  // namespace
+
+std::string BatcherStats::to_string() const {
+    std::ostringstream out;
+    out << "accepted " << accepted << ", rejected " << rejected << ", completed " << completed << ", failed "
+        << failed << ", cancelled " << cancelled << "; " << batches << " batches; queue " << queue_depth
+        << "; latency p50 " << latency_p50_ms << " ms, p90 " << latency_p90_ms << " ms, p99 " << latency_p99_ms
+        << " ms; batch sizes";
+    for (size_t n = 1; n < batch_sizes.size(); ++n)
+        if (batch_sizes[n]) out << " " << n << ":" << batch_sizes[n];
+    return out.str();
+}
+
+struct Batcher::State {
+    const Session& session;
+    BatcherOptions options;
+    std::mutex mutex;
+    std::condition_variable work;   // a request arrived, or shutdown began
+    std::condition_variable idle;   // a batch finished
+    std::list<Request> queue;       // by priority (highest first), then arrival
+    std::optional<ItemSignature> signature;
+    uint64_t next_id = 1;
+    size_t running = 0;             // requests taken by workers and not yet answered
+    bool stopping = false;
+    BatcherStats stats;
+    std::vector<double> latencies;  // ring of kLatencyWindow
+    size_t latency_next = 0;
+    std::vector<std::thread> workers;
+
+    State(const Session& s, BatcherOptions o) : session(s), options(std::move(o)) {}
+
+    int64_t bucket(int64_t length) const {
+        for (int64_t b : options.length_buckets)
+            if (b >= length) return b;
+        return length;
+    }
+
+    // Checks the item against the signature (set by the first), and says what it may share a
+    // batch with. Called with the mutex held.
+    void describe(Request& r) {
+        ItemSignature s;
+        for (const std::string& name : r.item.names()) {
+            const Tensor& t = r.item[name];
+            if (!t.defined()) throw InvalidArgument("batcher: input '" + name + "' of the item is an undefined tensor");
+            if (t.device() != Device::CPU)
+                throw InvalidArgument("batcher: input '" + name + "' is on " + t.device().to_string() +
+                                      "; items are given on the host");
+            s.names.push_back(name);
+            s.dtypes.push_back(t.dtype());
+            s.ranks.push_back(t.rank());
+        }
+        if (!signature) signature = s;
+        if (s.names != signature->names || s.dtypes != signature->dtypes || s.ranks != signature->ranks) {
+            std::string expected;
+            for (size_t i = 0; i < signature->names.size(); ++i)
+                expected += (i ? ", " : "") + signature->names[i] + " " + std::string(dtype_name(signature->dtypes[i])) +
+                            " of rank " + std::to_string(signature->ranks[i]);
+            throw InvalidArgument("batcher: every item must have the inputs of the first (" + expected + ")");
+        }
+        std::string key;
+        for (const std::string& name : s.names) {
+            const Shape& shape = r.item[name].shape();
+            if (shape.rank() > 0 && r.length == 0) r.length = shape[0];
+            for (size_t axis = 1; axis < shape.rank(); ++axis) key += std::to_string(shape[axis]) + ",";
+            key += ";";
+        }
+        if (!options.length_buckets.empty()) key += "bucket " + std::to_string(bucket(r.length));
+        r.compatible = std::move(key);
+    }
+
+    void record_latency(Clock::time_point arrived) {
+        const double ms = std::chrono::duration<double, std::milli>(Clock::now() - arrived).count();
+        if (latencies.size() < kLatencyWindow) latencies.push_back(ms);
+        else latencies[latency_next] = ms;
+        latency_next = (latency_next + 1) % kLatencyWindow;
+    }
+
+    // Answers outside the mutex; a callback that throws must not take the worker down.
+    static void answer(Request& r, std::exception_ptr error, Batch outputs) {
+        try {
+            r.done(std::move(error), std::move(outputs));
+        } catch (...) {
+        }
+    }
+
+    // The next batch to run, taken off the queue, or nothing when the worker should stop.
+    // Requests whose deadline passed are moved to `expired`.
+    std::vector<Request> next_batch(std::unique_lock<std::mutex>& lock, std::vector<Request>& expired) {
+        while (true) {
+            const Clock::time_point now = Clock::now();
+            for (auto it = queue.begin(); it != queue.end();) {
+                if (it->options.deadline && *it->options.deadline <= now) {
+                    expired.push_back(std::move(*it));
+                    it = queue.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+            if (!expired.empty()) return {};
+            if (queue.empty()) {
+                if (stopping) return {};
+                work.wait(lock);
+                continue;
+            }
+            const Request& head = queue.front();
+            int64_t compatible = 0;
+            for (const Request& r : queue) compatible += r.compatible == head.compatible;
+            const Clock::time_point due = head.arrived + options.max_delay;
+            if (compatible < options.max_batch && now < due && !stopping) {
+                // Wake for the head's due time, a new request, or an earlier deadline.
+                Clock::time_point wake = due;
+                for (const Request& r : queue)
+                    if (r.options.deadline) wake = std::min(wake, *r.options.deadline);
+                work.wait_until(lock, wake);
+                continue;
+            }
+            std::vector<Request> batch;
+            const std::string key = head.compatible;
+            for (auto it = queue.begin(); it != queue.end() && static_cast<int64_t>(batch.size()) < options.max_batch;) {
+                if (it->compatible == key) {
+                    batch.push_back(std::move(*it));
+                    it = queue.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+            running += batch.size();
+            return batch;
+        }
+    }
+
+    // Stacks the items (padding their axis 0), runs the batch, and answers every request.
+    void run(std::vector<Request>& batch) {
+        std::exception_ptr error;
+        std::vector<Batch> results(batch.size());
+        try {
+            Batch inputs;
+            int64_t padded_length = 0;
+            bool ragged = false;
+            for (const std::string& name : batch.front().item.names()) {
+                std::vector<Tensor> items;
+                int64_t longest = 0;
+                for (const Request& r : batch) {
+                    items.push_back(r.item[name]);
+                    if (items.back().rank() > 0) longest = std::max(longest, items.back().shape()[0]);
+                }
+                if (items.front().rank() > 0) {
+                    const int64_t target = bucket(longest);
+                    for (Tensor& t : items)
+                        if (t.shape()[0] != target) {
+                            t = pad(t, 0, target, 0.0);
+                            ragged = true;
+                        }
+                    if (padded_length == 0) padded_length = target;
+                }
+                inputs.set(name, stack(items));
+            }
+            const Batch outputs = session.run(inputs);
+            for (const std::string& name : outputs.names()) {
+                Tensor all = outputs[name];
+                if (options.outputs_on_host) all = all.to(Device::CPU);
+                const bool trimmed = ragged && std::find(options.trim_outputs.begin(), options.trim_outputs.end(),
+                                                         name) != options.trim_outputs.end();
+                if (all.rank() == 0 || all.shape()[0] != static_cast<int64_t>(batch.size()))
+                    throw Unsupported("batcher: output '" + name + "' of shape " + all.shape().to_string() +
+                                      " has no batch axis of " + std::to_string(batch.size()) + " items to split");
+                for (size_t i = 0; i < batch.size(); ++i) {
+                    Tensor item = all.slice(0, static_cast<int64_t>(i), static_cast<int64_t>(i) + 1);
+                    std::vector<int64_t> dims(item.shape().dims().begin() + 1, item.shape().dims().end());
+                    item = item.reshape(Shape(dims));
+                    // Token-level outputs follow the padded axis: cut back to the item's length.
+                    if (trimmed && item.rank() > 0 && item.shape()[0] == padded_length && batch[i].length < padded_length)
+                        item = item.slice(0, 0, batch[i].length);
+                    results[i].set(name, item.clone());
+                }
+            }
+        } catch (...) {
+            error = std::current_exception();
+        }
+        for (size_t i = 0; i < batch.size(); ++i) answer(batch[i], error, error ? Batch{} : std::move(results[i]));
+        std::lock_guard lock(mutex);
+        running -= batch.size();
+        ++stats.batches;
+        if (stats.batch_sizes.size() <= batch.size()) stats.batch_sizes.resize(batch.size() + 1, 0);
+        ++stats.batch_sizes[batch.size()];
+        (error ? stats.failed : stats.completed) += batch.size();
+        for (const Request& r : batch) record_latency(r.arrived);
+        idle.notify_all();
+    }
+
+    void worker() {
+        std::unique_lock lock(mutex);
+        while (true) {
+            std::vector<Request> expired;
+            std::vector<Request> batch = next_batch(lock, expired);
+            if (!expired.empty()) {
+                stats.cancelled += expired.size();
+                lock.unlock();
+                for (Request& r : expired)
+                    answer(r, std::make_exception_ptr(Cancelled("batcher: request " + std::to_string(r.id) +
+                                                                " passed its deadline before it ran")),
+                           {});
+                lock.lock();
+                idle.notify_all();
+                continue;
+            }
+            if (batch.empty()) return;  // stopping, and nothing left
+            lock.unlock();
+            run(batch);
+            lock.lock();
+        }
+    }
+};
+
+Batcher::Batcher(const Session& session, BatcherOptions options)
+    : state_(std::make_unique<State>(session, std::move(options))) {
+    const BatcherOptions& o = state_->options;
+    if (o.max_batch < 1 || o.max_queue < 1 || o.workers < 1 || o.max_delay.count() < 0)
+        throw InvalidArgument("batcher: max_batch, max_queue and workers must be >= 1 and max_delay >= 0");
+    if (!std::is_sorted(o.length_buckets.begin(), o.length_buckets.end()) ||
+        std::any_of(o.length_buckets.begin(), o.length_buckets.end(), [](int64_t b) { return b < 1; }))
+        throw InvalidArgument("batcher: length_buckets must be positive and ascending");
+    state_->stats.batch_sizes.assign(static_cast<size_t>(o.max_batch) + 1, 0);
+    for (int i = 0; i < o.workers; ++i) state_->workers.emplace_back([this] { state_->worker(); });
+}
+
+Batcher::~Batcher() {
+    shutdown(true);
+    for (std::thread& t : state_->workers) t.join();
+}
+
+Batcher::Ticket Batcher::submit(Batch item, RequestOptions options) {
+    auto promise = std::make_shared<std::promise<Batch>>();
+    std::future<Batch> result = promise->get_future();
+    const uint64_t id = submit(
+        std::move(item),
+        [promise](std::exception_ptr error, Batch outputs) {
+            if (error) promise->set_exception(error);
+            else promise->set_value(std::move(outputs));
+        },
+        options);
+    return {id, std::move(result)};
+}
+
+uint64_t Batcher::submit(Batch item, Callback done, RequestOptions options) {
+    State& s = *state_;
+    Request r;
+    r.item = std::move(item);
+    r.done = std::move(done);
+    r.options = options;
+    r.arrived = Clock::now();
+    std::lock_guard lock(s.mutex);
+    if (s.stopping || s.queue.size() >= s.options.max_queue) {
+        ++s.stats.rejected;
+        throw Overloaded(s.stopping ? "batcher: shutting down, not accepting requests"
+                                    : "batcher: " + std::to_string(s.queue.size()) +
+                                          " requests are waiting (max_queue); try again later");
+    }
+    s.describe(r);
+    r.id = s.next_id++;
+    auto at = std::find_if(s.queue.begin(), s.queue.end(),
+                           [&](const Request& q) { return q.options.priority < r.options.priority; });
+    const uint64_t id = r.id;
+    s.queue.insert(at, std::move(r));
+    ++s.stats.accepted;
+    s.work.notify_all();
+    return id;
+}
+
+bool Batcher::cancel(uint64_t id) {
+    State& s = *state_;
+    std::unique_lock lock(s.mutex);
+    const auto it = std::find_if(s.queue.begin(), s.queue.end(), [&](const Request& r) { return r.id == id; });
+    if (it == s.queue.end()) return false;
+    Request r = std::move(*it);
+    s.queue.erase(it);
+    ++s.stats.cancelled;
+    s.idle.notify_all();
+    lock.unlock();
+    State::answer(r, std::make_exception_ptr(Cancelled("batcher: request " + std::to_string(id) + " was cancelled")),
+                  {});
+    return true;
+}
+
+void Batcher::shutdown(bool drain) {
+    State& s = *state_;
+    std::vector<Request> dropped;
+    std::unique_lock lock(s.mutex);
+    s.stopping = true;
+    if (!drain) {
+        dropped.assign(std::make_move_iterator(s.queue.begin()), std::make_move_iterator(s.queue.end()));
+        s.queue.clear();
+        s.stats.cancelled += dropped.size();
+    }
+    s.work.notify_all();
+    lock.unlock();
+    for (Request& r : dropped)
+        State::answer(r, std::make_exception_ptr(Cancelled("batcher: shut down before request " +
+                                                           std::to_string(r.id) + " ran")),
+                      {});
+    lock.lock();
+    s.idle.wait(lock, [&] { return s.queue.empty() && s.running == 0; });
+}
+
+BatcherStats Batcher::stats() const {
+    State& s = *state_;
+    std::lock_guard lock(s.mutex);
+    BatcherStats out = s.stats;
+    out.queue_depth = s.queue.size();
+    out.latency_p50_ms = percentile(s.latencies, 0.50);
+    out.latency_p90_ms = percentile(s.latencies, 0.90);
+    out.latency_p99_ms = percentile(s.latencies, 0.99);
+    return out;
+}
+
+}  // namespace infer
