@@ -4,8 +4,9 @@ machine, and writes the infer-bench document again with a "peers" array: every p
 its latency and the ratios infer median / peer median (below 1: infer is faster) and infer
 throughput / peer throughput (above 1: infer is faster).
 
-Peers: onnxruntime (the CPU, f32) and torch (PyTorch eager on the GPU for every cuda point, and on
-the CPU in f32). See bench/README.md.
+Peers: onnxruntime (the CPU, f32), torch (PyTorch eager on the GPU for every cuda point, and on
+the CPU in f32) and torch.compile (on the GPU: weights in the point's precision with .half() or
+.to(bfloat16), then torch.compile). See bench/README.md.
 
 usage: compare.py INFER_JSON [--out MERGED_JSON] [--peers onnxruntime,torch] [--no-torch-cpu]"""
 import argparse
@@ -17,9 +18,10 @@ from typing import NamedTuple, Optional
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import ort_peer  # noqa: E402  (after the path above)
+import torch_compile_peer  # noqa: E402
 import torch_peer  # noqa: E402
 
-PEERS = {ort_peer.NAME: ort_peer, torch_peer.NAME: torch_peer}
+PEERS = {ort_peer.NAME: ort_peer, torch_peer.NAME: torch_peer, torch_compile_peer.NAME: torch_compile_peer}
 
 
 class Point(NamedTuple):
