@@ -71,6 +71,7 @@ struct BatcherStats {
     uint64_t batches = 0;
     size_t queue_depth = 0;                  // items waiting now
     std::vector<uint64_t> batch_sizes;       // [n] = batches of n items (index 0 unused)
+    std::vector<uint64_t> batches_per_session;  // in the order the sessions were given
     // Submit-to-answer latency of the most recent answers (a bounded window), in milliseconds.
     double latency_p50_ms = 0, latency_p90_ms = 0, latency_p99_ms = 0;
     std::string to_string() const;
@@ -86,6 +87,13 @@ public:
 
     // The session must outlive the batcher. Throws InvalidArgument for bad options.
     Batcher(const Session& session, BatcherOptions options = {});
+    // Routing across devices: sessions of one model on several devices (the CPU and each GPU).
+    // Before the first batch runs, each session is timed on batches of the first item repeated
+    // 1, 2, 4, ... max_batch times; then every formed batch goes to the session expected to
+    // finish it first, counting the work already sent to each. A single request at low load
+    // thus runs where its latency is lowest, and under load the devices share the batches.
+    // Give at least one worker per session so that they run at the same time.
+    Batcher(std::vector<const Session*> sessions, BatcherOptions options = {});
     // Finishes every accepted request (see shutdown), then stops the workers.
     ~Batcher();
     Batcher(const Batcher&) = delete;

@@ -2,6 +2,7 @@
 // once, equal to what the model gives that item alone; ragged items are padded and their
 // token outputs cut back; a full queue says Overloaded; deadlines, cancellation, priorities and
 // shutdown (draining or not) answer every accepted request exactly once.
+#include <infer/backend.hpp>
 #include <infer/infer.hpp>
 
 #include <catch2/catch.hpp>
@@ -9,6 +10,7 @@
 #include <atomic>
 #include <cmath>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -210,4 +212,59 @@ TEST_CASE("items must match the first item's inputs", "[batcher][errors]") {
                     InvalidArgument);
     CHECK_THROWS_AS(Batcher(session, {.max_batch = 0}), InvalidArgument);
     CHECK_THROWS_AS(Batcher(session, {.length_buckets = {8, 4}}), InvalidArgument);
+}
+
+namespace {
+
+// A device whose Relu takes 3 ms longer than the CPU's; a session placed on it runs its other
+// nodes on the CPU (fallback), so it computes the same, only slower.
+class SlowBackend final : public Backend {
+public:
+    SlowBackend() {
+        kernels_.add("Relu", DType::f32, [](KernelContext& ctx) {
+            std::this_thread::sleep_for(3ms);
+            const float* x = ctx.input(0).data<float>();
+            float* y = ctx.output(0).data<float>();
+            for (int64_t i = 0; i < ctx.output(0).numel(); ++i) y[i] = x[i] > 0 ? x[i] : 0;
+        });
+    }
+    std::string name() const override { return "slow"; }
+    DeviceProperties properties(int) const override {
+        DeviceProperties p;
+        p.name = "slow test device";
+        p.host_accessible = true;
+        return p;
+    }
+    std::shared_ptr<Buffer> allocate(size_t bytes, int index) override {
+        void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+        return std::make_shared<Buffer>(p, bytes, Device("slow", index), [](void* q) { std::free(q); },
+                                        Buffer::Flags{true, false});
+    }
+};
+
+}  // namespace
+
+TEST_CASE("routing sends single requests at low load to the faster session", "[batcher][routing]") {
+    register_backend(std::make_shared<SlowBackend>());
+    struct Unregister {
+        ~Unregister() { unregister_backend("slow"); }
+    } unregister;
+    const Session fast(token_model());
+    const Session slow(token_model(), {.device = Device("slow", 0)});
+    for (bool slow_first : {false, true}) {
+        INFO("slow session given " << (slow_first ? "first" : "second"));
+        std::vector<const Session*> sessions{&fast, &slow};
+        if (slow_first) std::swap(sessions[0], sessions[1]);
+        Batcher batcher(sessions, {.max_batch = 8, .max_delay = 0us, .workers = 2, .trim_outputs = {"tokens"}});
+        for (uint32_t i = 0; i < 12; ++i) {  // one at a time: each waits for its answer
+            const Item item = make_item(i);
+            const Batch out = batcher.submit(item.inputs).result.get();
+            CHECK(close(out["tokens"].to_vector<float>(), item.tokens));
+        }
+        const BatcherStats stats = batcher.stats();
+        const size_t fast_index = slow_first ? 1 : 0;
+        CHECK(stats.batches_per_session[fast_index] == stats.batches);
+        CHECK(stats.batches_per_session[1 - fast_index] == 0);
+    }
+    CHECK_THROWS_AS(Batcher(std::vector<const Session*>{}), InvalidArgument);
 }

@@ -5,7 +5,8 @@
 // Which requests may share a batch: those whose inputs have the same shapes apart from axis 0
 // (the ragged axis, padded) and, with length buckets, whose lengths fall in the same bucket.
 // The highest-priority, oldest waiting request decides the next batch; it runs when max_batch
-// compatible requests wait or when it has waited max_delay, whichever comes first.
+// compatible requests wait or when it has waited max_delay, whichever comes first. With several
+// sessions, each batch goes to the one expected to finish it first (route()).
 #include <infer/batcher.hpp>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 namespace infer {
 
@@ -58,11 +60,15 @@ std::string BatcherStats::to_string() const {
         << " ms; batch sizes";
     for (size_t n = 1; n < batch_sizes.size(); ++n)
         if (batch_sizes[n]) out << " " << n << ":" << batch_sizes[n];
+    if (batches_per_session.size() > 1) {
+        out << "; batches per session";
+        for (uint64_t b : batches_per_session) out << " " << b;
+    }
     return out.str();
 }
 
 struct Batcher::State {
-    const Session& session;
+    std::vector<const Session*> sessions;
     BatcherOptions options;
     std::mutex mutex;
     std::condition_variable work;   // a request arrived, or shutdown began
@@ -76,8 +82,13 @@ struct Batcher::State {
     std::vector<double> latencies;  // ring of kLatencyWindow
     size_t latency_next = 0;
     std::vector<std::thread> workers;
+    // Routing (several sessions): per session, (batch size, milliseconds) measured once, and
+    // the estimated milliseconds of the batches sent to it and not finished.
+    std::once_flag profiled;
+    std::vector<std::vector<std::pair<int64_t, double>>> profile;
+    std::vector<double> in_flight_ms;
 
-    State(const Session& s, BatcherOptions o) : session(s), options(std::move(o)) {}
+    State(std::vector<const Session*> s, BatcherOptions o) : sessions(std::move(s)), options(std::move(o)) {}
 
     int64_t bucket(int64_t length) const {
         for (int64_t b : options.length_buckets)
@@ -179,33 +190,107 @@ struct Batcher::State {
         }
     }
 
+    // The items stacked into one batch, each input padded along its axis 0 to a common
+    // (bucketed) length; `padded_length` is that length for the first ragged input, and
+    // `ragged` says whether any item needed padding.
+    Batch stacked(const std::vector<const Batch*>& items, int64_t& padded_length, bool& ragged) const {
+        Batch inputs;
+        padded_length = 0;
+        ragged = false;
+        for (const std::string& name : items.front()->names()) {
+            std::vector<Tensor> tensors;
+            int64_t longest = 0;
+            for (const Batch* item : items) {
+                tensors.push_back((*item)[name]);
+                if (tensors.back().rank() > 0) longest = std::max(longest, tensors.back().shape()[0]);
+            }
+            if (tensors.front().rank() > 0) {
+                const int64_t target = bucket(longest);
+                for (Tensor& t : tensors)
+                    if (t.shape()[0] != target) {
+                        t = pad(t, 0, target, 0.0);
+                        ragged = true;
+                    }
+                if (padded_length == 0) padded_length = target;
+            }
+            inputs.set(name, stack(tensors));
+        }
+        return inputs;
+    }
+
+    // Times every session on batches of `item` repeated 1, 2, 4, ... max_batch times.
+    void measure_sessions(const Batch& item) {
+        std::vector<std::vector<std::pair<int64_t, double>>> measured(sessions.size());
+        for (int64_t n = 1;; n = std::min(n * 2, options.max_batch)) {
+            const std::vector<const Batch*> items(static_cast<size_t>(n), &item);
+            int64_t padded = 0;
+            bool ragged = false;
+            const Batch inputs = stacked(items, padded, ragged);
+            for (size_t s = 0; s < sessions.size(); ++s) {
+                sessions[s]->run(inputs);  // warm-up: plans, uploads, captures
+                std::vector<double> ms;
+                for (int r = 0; r < 3; ++r) {
+                    const auto start = Clock::now();
+                    sessions[s]->run(inputs);
+                    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+                }
+                std::sort(ms.begin(), ms.end());
+                measured[s].emplace_back(n, ms[1]);
+            }
+            if (n == options.max_batch) break;
+        }
+        std::lock_guard lock(mutex);
+        profile = std::move(measured);
+    }
+
+    // Milliseconds session `s` is expected to take for a batch of n, from its profile.
+    double estimate(size_t s, int64_t n) const {
+        const auto& points = profile[s];
+        const auto above = std::lower_bound(points.begin(), points.end(), n,
+                                            [](const auto& point, int64_t size) { return point.first < size; });
+        if (above == points.end()) return points.back().second * static_cast<double>(n) / static_cast<double>(points.back().first);
+        if (above == points.begin() || above->first == n) return above->second;
+        const auto below = above - 1;
+        const double t = static_cast<double>(n - below->first) / static_cast<double>(above->first - below->first);
+        return below->second + t * (above->second - below->second);
+    }
+
+    // The session for a batch of n items: the one expected to finish it first, counting what
+    // it has in flight; the estimate is added to that count until the batch finishes.
+    std::pair<size_t, double> route(int64_t n, const Batch& first_item) {
+        if (sessions.size() == 1) return {0, 0.0};
+        std::call_once(profiled, [&] { measure_sessions(first_item); });
+        std::lock_guard lock(mutex);
+        size_t best = 0;
+        double best_finish = 0, best_estimate = 0;
+        for (size_t s = 0; s < sessions.size(); ++s) {
+            const double e = estimate(s, n), finish = in_flight_ms[s] + e;
+            if (s == 0 || finish < best_finish) {
+                best = s;
+                best_finish = finish;
+                best_estimate = e;
+            }
+        }
+        in_flight_ms[best] += best_estimate;
+        return {best, best_estimate};
+    }
+
     // Stacks the items (padding their axis 0), runs the batch, and answers every request.
     void run(std::vector<Request>& batch) {
         std::exception_ptr error;
         std::vector<Batch> results(batch.size());
+        size_t session = 0;
+        double estimate_ms = 0;
+        bool routed = false;
         try {
-            Batch inputs;
+            std::vector<const Batch*> items;
+            for (const Request& r : batch) items.push_back(&r.item);
             int64_t padded_length = 0;
             bool ragged = false;
-            for (const std::string& name : batch.front().item.names()) {
-                std::vector<Tensor> items;
-                int64_t longest = 0;
-                for (const Request& r : batch) {
-                    items.push_back(r.item[name]);
-                    if (items.back().rank() > 0) longest = std::max(longest, items.back().shape()[0]);
-                }
-                if (items.front().rank() > 0) {
-                    const int64_t target = bucket(longest);
-                    for (Tensor& t : items)
-                        if (t.shape()[0] != target) {
-                            t = pad(t, 0, target, 0.0);
-                            ragged = true;
-                        }
-                    if (padded_length == 0) padded_length = target;
-                }
-                inputs.set(name, stack(items));
-            }
-            const Batch outputs = session.run(inputs);
+            const Batch inputs = stacked(items, padded_length, ragged);
+            std::tie(session, estimate_ms) = route(static_cast<int64_t>(batch.size()), batch.front().item);
+            routed = true;
+            const Batch outputs = sessions[session]->run(inputs);
             for (const std::string& name : outputs.names()) {
                 Tensor all = outputs[name];
                 if (options.outputs_on_host) all = all.to(Device::CPU);
@@ -230,6 +315,10 @@ struct Batcher::State {
         for (size_t i = 0; i < batch.size(); ++i) answer(batch[i], error, error ? Batch{} : std::move(results[i]));
         std::lock_guard lock(mutex);
         running -= batch.size();
+        if (routed) {
+            in_flight_ms[session] -= estimate_ms;
+            ++stats.batches_per_session[session];
+        }
         ++stats.batches;
         if (stats.batch_sizes.size() <= batch.size()) stats.batch_sizes.resize(batch.size() + 1, 0);
         ++stats.batch_sizes[batch.size()];
@@ -263,14 +352,21 @@ struct Batcher::State {
 };
 
 Batcher::Batcher(const Session& session, BatcherOptions options)
-    : state_(std::make_unique<State>(session, std::move(options))) {
+    : Batcher(std::vector<const Session*>{&session}, std::move(options)) {}
+
+Batcher::Batcher(std::vector<const Session*> sessions, BatcherOptions options)
+    : state_(std::make_unique<State>(std::move(sessions), std::move(options))) {
     const BatcherOptions& o = state_->options;
+    if (state_->sessions.empty() || std::count(state_->sessions.begin(), state_->sessions.end(), nullptr) > 0)
+        throw InvalidArgument("batcher: give at least one session, and no null ones");
     if (o.max_batch < 1 || o.max_queue < 1 || o.workers < 1 || o.max_delay.count() < 0)
         throw InvalidArgument("batcher: max_batch, max_queue and workers must be >= 1 and max_delay >= 0");
     if (!std::is_sorted(o.length_buckets.begin(), o.length_buckets.end()) ||
         std::any_of(o.length_buckets.begin(), o.length_buckets.end(), [](int64_t b) { return b < 1; }))
         throw InvalidArgument("batcher: length_buckets must be positive and ascending");
     state_->stats.batch_sizes.assign(static_cast<size_t>(o.max_batch) + 1, 0);
+    state_->stats.batches_per_session.assign(state_->sessions.size(), 0);
+    state_->in_flight_ms.assign(state_->sessions.size(), 0.0);
     for (int i = 0; i < o.workers; ++i) state_->workers.emplace_back([this] { state_->worker(); });
 }
 
