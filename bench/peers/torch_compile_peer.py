@@ -7,9 +7,8 @@ of the eager peer (torch_peer.py): host inputs copied in, the output copied back
 import copy
 import time
 
-from inputs import input_specs, make_inputs
-from timing import measure
-from torch_peer import load_module
+from inputs import make_inputs
+from torch_peer import copy_back_run, host_inputs_for, measure_on_gpu, setup
 
 NAME = "torch.compile"
 DTYPES = {"f16": "float16", "bf16": "bfloat16"}
@@ -28,17 +27,10 @@ def measure_points(doc, points):
     if not torch.cuda.is_available():
         print(f"{NAME}: torch sees no GPU: no peer for the {len(gpu_points)} cuda points")
         return []
-    try:
-        base, input_names = load_module(doc["model"]["name"])
-    except Exception as error:  # any failure to build the model only means no peer
-        print(f"{NAME}: skipped: no PyTorch module for {doc['model']['name']}: {error}")
+    ready = setup(torch, doc, NAME)
+    if ready is None:
         return []
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    settings = doc["settings"]
-    specs = input_specs(doc)
-    sequence = doc["model"]["sequence"]
-    timing = (settings["warmup"], settings["min_time_s"], settings["min_runs"])
+    base, input_names, specs, sequence, timing = ready
     compiled = {}  # (device, precision) -> compiled module: one conversion, shapes recompile inside
     results = []
     for point in gpu_points:
@@ -50,33 +42,18 @@ def measure_points(doc, points):
             compiled[key] = torch.compile(module)
         module = compiled[key]
         arrays = make_inputs(specs, point.batch, sequence)
-        pinned = point.host_memory == "pinned"
-        host_inputs = [torch.from_numpy(arrays[name]) for name in input_names]
         # Floating inputs (pixel values) in the model's type; ids and masks stay integers.
-        host_inputs = [t.to(dtype) if t.is_floating_point() else t for t in host_inputs]
-        if pinned:
-            host_inputs = [t.pin_memory() for t in host_inputs]
-        output_on_host = []
+        host_inputs = host_inputs_for(torch, arrays, input_names, point.host_memory == "pinned", dtype)
+        run_once = copy_back_run(torch, module, host_inputs, device, point.host_memory == "pinned")
 
-        def run_once():
-            with torch.inference_mode():
-                output = module(*(t.to(device, non_blocking=True) for t in host_inputs))
-            if not pinned:
-                return output.cpu()
-            if not output_on_host or output_on_host[0].shape != output.shape or output_on_host[0].dtype != output.dtype:
-                output_on_host[:] = [torch.empty(output.shape, dtype=output.dtype, pin_memory=True)]
-            return output_on_host[0].copy_(output, non_blocking=True)
-
-        try:
+        def compile_first():
             started = time.perf_counter()
             run_once()
             torch.cuda.synchronize(device)
             print(f"{NAME}: {point.label()} batch {point.batch}: compiled in {time.perf_counter() - started:.1f} s",
                   flush=True)
-            summary = measure(run_once, point.batch, *timing, synchronize=lambda: torch.cuda.synchronize(device))
-        except torch.cuda.OutOfMemoryError:
-            print(f"{NAME}: {point.label()} batch {point.batch}: out of GPU memory, skipped")
-            torch.cuda.empty_cache()
-            continue
-        results.append((point, summary))
+
+        summary = measure_on_gpu(torch, NAME, point, run_once, timing, device, before=compile_first)
+        if summary is not None:
+            results.append((point, summary))
     return results

@@ -11,6 +11,7 @@ f32 means f32: TF32 is off, as in infer-bench."""
 import os
 import pathlib
 import sys
+from typing import NamedTuple
 
 from inputs import input_specs, make_inputs
 from timing import measure
@@ -43,14 +44,14 @@ def load_module(model_name):
     return module, input_names
 
 
-def gpu_run(torch, module, host_inputs, device, precision, pinned):
-    """One timed GPU run as described above, as a function of no arguments."""
-    dtype = getattr(torch, AUTOCAST[precision]) if precision in AUTOCAST else None
+def copy_back_run(torch, forward, host_inputs, device, pinned):
+    """One timed GPU run as described above, as a function of no arguments: the inputs copied
+    in, forward(*device_inputs) under inference_mode, the output copied back to the host."""
     output_on_host = []
 
     def run_once():
-        with torch.inference_mode(), torch.autocast("cuda", dtype=dtype, enabled=dtype is not None):
-            output = module(*(tensor.to(device, non_blocking=True) for tensor in host_inputs))
+        with torch.inference_mode():
+            output = forward(*(tensor.to(device, non_blocking=True) for tensor in host_inputs))
         if not pinned:
             return output.cpu()
         if not output_on_host or output_on_host[0].shape != output.shape or output_on_host[0].dtype != output.dtype:
@@ -60,41 +61,43 @@ def gpu_run(torch, module, host_inputs, device, precision, pinned):
     return run_once
 
 
-def cpu_run(torch, module, host_inputs):
-    def run_once():
-        with torch.inference_mode():
-            return module(*host_inputs)
+def gpu_run(torch, module, host_inputs, device, precision, pinned):
+    """The eager run: under autocast for f16/bf16."""
+    dtype = getattr(torch, AUTOCAST[precision]) if precision in AUTOCAST else None
 
-    return run_once
+    def forward(*inputs):
+        with torch.autocast("cuda", dtype=dtype, enabled=dtype is not None):
+            return module(*inputs)
+
+    return copy_back_run(torch, forward, host_inputs, device, pinned)
 
 
-def measure_points(doc, points, include_cpu=True):
-    """[(point, timing summary)] for the cuda points (when torch has a GPU) and, with
-    include_cpu, the cpu f32 points; says why it skips the others."""
-    try:
-        import torch
-    except ImportError:
-        print(f"{NAME}: skipped: torch is not installed")
+def host_inputs_for(torch, arrays, input_names, pinned, dtype=None):
+    """The inputs as host tensors (floating ones in `dtype` when given), page-locked if pinned."""
+    tensors = [torch.from_numpy(arrays[name]) for name in input_names]
+    if dtype is not None:
+        tensors = [t.to(dtype) if t.is_floating_point() else t for t in tensors]
+    return [t.pin_memory() for t in tensors] if pinned else tensors
+
+
+class Setup(NamedTuple):
+    """What every torch-based peer needs for a document: the module, its input names, the
+    input specs, the sequence length and the timing settings."""
+    module: object
+    input_names: list
+    specs: object
+    sequence: int
+    timing: tuple
+
+
+def setup(torch, doc, name):
+    """Setup for the document's model with TF32 off, or None (having said why) when there is
+    no PyTorch module for it."""
+    ready = setup(torch, doc, NAME)
+    if ready is None:
         return []
-    gpu_points = [p for p in points if p.device.startswith("cuda")]
-    if gpu_points and not torch.cuda.is_available():
-        print(f"{NAME}: torch sees no GPU: no peer for the {len(gpu_points)} cuda points")
-        gpu_points = []
-    cpu_points = [p for p in points if include_cpu and p.device == "cpu" and p.precision == "f32"]
-    if not gpu_points and not cpu_points:
-        return []
-    try:
-        module, input_names = load_module(doc["model"]["name"])
-    except Exception as error:  # any failure to build the model only means no torch peer
-        print(f"{NAME}: skipped: no PyTorch module for {doc['model']['name']}: {error}")
-        return []
-
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    module, input_names, specs, sequence, timing = ready
     settings = doc["settings"]
-    specs = input_specs(doc)
-    sequence = doc["model"]["sequence"]
-    timing = (settings["warmup"], settings["min_time_s"], settings["min_runs"])
     results = []
 
     torch.set_num_threads(settings.get("threads") or os.cpu_count())
@@ -108,15 +111,22 @@ def measure_points(doc, points, include_cpu=True):
         module.to(device)
         arrays = make_inputs(specs, point.batch, sequence)
         pinned = point.host_memory == "pinned"
-        host_inputs = [torch.from_numpy(arrays[name]) for name in input_names]
-        if pinned:
-            host_inputs = [tensor.pin_memory() for tensor in host_inputs]
+        host_inputs = host_inputs_for(torch, arrays, input_names, pinned)
         run_once = gpu_run(torch, module, host_inputs, device, point.precision, pinned)
-        try:
-            summary = measure(run_once, point.batch, *timing, synchronize=lambda: torch.cuda.synchronize(device))
-        except torch.cuda.OutOfMemoryError:
-            print(f"{NAME}: {point.label()} batch {point.batch}: out of GPU memory, skipped")
-            torch.cuda.empty_cache()
-            continue
-        results.append((point, summary))
+        summary = measure_on_gpu(torch, NAME, point, run_once, timing, device)
+        if summary is not None:
+            results.append((point, summary))
     return results
+
+
+def measure_on_gpu(torch, name, point, run_once, timing, device, before=None):
+    """The timing summary of run_once at this point (after `before()`, untimed, when given),
+    or None when the GPU ran out of memory (said, and the cache emptied)."""
+    try:
+        if before is not None:
+            before()
+        return measure(run_once, point.batch, *timing, synchronize=lambda: torch.cuda.synchronize(device))
+    except torch.cuda.OutOfMemoryError:
+        print(f"{name}: {point.label()} batch {point.batch}: out of GPU memory, skipped")
+        torch.cuda.empty_cache()
+        return None

@@ -2,6 +2,8 @@
 // once, equal to what the model gives that item alone; ragged items are padded and their
 // token outputs cut back; a full queue says Overloaded; deadlines, cancellation, priorities and
 // shutdown (draining or not) answer every accepted request exactly once.
+#include "host_test_backend.hpp"
+
 #include <infer/backend.hpp>
 #include <infer/infer.hpp>
 
@@ -218,27 +220,15 @@ namespace {
 
 // A device whose Relu takes 3 ms longer than the CPU's; a session placed on it runs its other
 // nodes on the CPU (fallback), so it computes the same, only slower.
-class SlowBackend final : public Backend {
+class SlowBackend final : public test_support::HostTestBackend {
 public:
-    SlowBackend() {
+    SlowBackend() : HostTestBackend("slow") {
         kernels_.add("Relu", DType::f32, [](KernelContext& ctx) {
             std::this_thread::sleep_for(3ms);
             const float* x = ctx.input(0).data<float>();
             float* y = ctx.output(0).data<float>();
             for (int64_t i = 0; i < ctx.output(0).numel(); ++i) y[i] = x[i] > 0 ? x[i] : 0;
         });
-    }
-    std::string name() const override { return "slow"; }
-    DeviceProperties properties(int) const override {
-        DeviceProperties p;
-        p.name = "slow test device";
-        p.host_accessible = true;
-        return p;
-    }
-    std::shared_ptr<Buffer> allocate(size_t bytes, int index) override {
-        void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
-        return std::make_shared<Buffer>(p, bytes, Device("slow", index), [](void* q) { std::free(q); },
-                                        Buffer::Flags{true, false});
     }
 };
 

@@ -3,6 +3,8 @@
 // inputs are prepacked once per session however many plans use them.
 #include "core/ops/op_schema.hpp"
 
+#include "host_test_backend.hpp"
+
 #include <infer/backend.hpp>
 #include <infer/infer.hpp>
 
@@ -44,9 +46,9 @@ private:
     Counters& counters_;
 };
 
-class CompilingBackend final : public Backend {
+class CompilingBackend final : public test_support::HostTestBackend {
 public:
-    explicit CompilingBackend(Counters& counters) {
+    explicit CompilingBackend(Counters& counters) : HostTestBackend("compiling") {
         kernels_.add_compiled("MatMul", DType::f32, [&counters](const CompileContext& c) -> std::unique_ptr<CompiledKernel> {
             ++counters.compiles;
             if (!c.constant(1)) throw Unsupported("this test backend multiplies by constant weights only");
@@ -56,18 +58,6 @@ public:
             });
             return std::make_unique<PrepackedMatMul>(w, counters);
         });
-    }
-    std::string name() const override { return "compiling"; }
-    DeviceProperties properties(int) const override {
-        DeviceProperties p;
-        p.name = "compiling test device";
-        p.host_accessible = true;
-        return p;
-    }
-    std::shared_ptr<Buffer> allocate(size_t bytes, int index) override {
-        void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
-        return std::make_shared<Buffer>(p, bytes, Device("compiling", index), [](void* q) { std::free(q); },
-                                        Buffer::Flags{true, false});
     }
 };
 

@@ -2,6 +2,8 @@
 // placed on it, the executor runs what it claims with one call per run (each node exactly once,
 // in order), a segment's state survives between runs of one context, a profiled run goes node
 // by node, SessionOptions::graph_capture reaches the offer, and a malformed claim is an error.
+#include "host_test_backend.hpp"
+
 #include <infer/backend.hpp>
 #include <infer/infer.hpp>
 
@@ -46,9 +48,9 @@ private:
 };
 
 // Elementwise f32 kernels on host-addressable memory, plus segments claimed as the record says.
-class SegmentingBackend final : public Backend {
+class SegmentingBackend final : public test_support::HostTestBackend {
 public:
-    explicit SegmentingBackend(Record& record) : record_(record) {
+    explicit SegmentingBackend(Record& record) : HostTestBackend("segmenting"), record_(record) {
         kernels_.add("Relu", DType::f32, [&record](KernelContext& ctx) {
             ++record.node_runs;
             const float* x = ctx.input(0).data<float>();
@@ -62,18 +64,6 @@ public:
             float* y = ctx.output(0).data<float>();
             for (int64_t i = 0; i < ctx.output(0).numel(); ++i) y[i] = a[i] + b[i];
         });
-    }
-    std::string name() const override { return "segmenting"; }
-    DeviceProperties properties(int) const override {
-        DeviceProperties p;
-        p.name = "segmenting test device";
-        p.host_accessible = true;
-        return p;
-    }
-    std::shared_ptr<Buffer> allocate(size_t bytes, int index) override {
-        void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
-        return std::make_shared<Buffer>(p, bytes, Device("segmenting", index), [](void* q) { std::free(q); },
-                                        Buffer::Flags{true, false});
     }
     std::vector<SegmentClaim> compile_segments(const SegmentOffer& offer) const override {
         ++record_.offers;
