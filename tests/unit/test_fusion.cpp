@@ -246,45 +246,34 @@ TEST_CASE("T5's attention fuses: no scale, a position bias and a mask added in t
     // outside the kernel once fused), and K's head split is also transposed a second time to
     // take the key length, so its Reshape stays.
     constexpr int64_t kBatch = 2, kSeq = 4, kHeads = 2, kDepth = 3, kWidth = kHeads * kDepth;
-    GraphBuilder b;
-    auto q = b.input("q", DType::f32, {kBatch, kSeq, kWidth});
-    auto k = b.input("k", DType::f32, {kBatch, kSeq, kWidth});
-    auto v = b.input("v", DType::f32, {kBatch, kSeq, kWidth});
-    auto position = b.input("position", DType::f32, {1, kHeads, kSeq, kSeq});
-    auto mask = b.input("mask", DType::f32, {kBatch, 1, 1, kSeq});
-    const auto split = [&](Value x) { return b.reshape(x, {kBatch, kSeq, kHeads, kDepth}); };
-    auto k_heads = split(k);
-    b.output("key_length", b.op1("Shape", {b.transpose(k_heads, {0, 2, 1, 3})}));
-    auto scores = b.matmul(b.transpose(split(q), {0, 2, 1, 3}), b.transpose(k_heads, {0, 2, 3, 1}));
-    auto context = b.matmul(b.softmax(b.add(b.add(scores, position), mask)), b.transpose(split(v), {0, 2, 1, 3}));
-    b.output("y", b.reshape(b.transpose(context, {0, 2, 1, 3}), {kBatch, kSeq, kWidth}));
-    const Graph graph = b.build();
+    const auto build = [](bool probabilities_out) {
+        GraphBuilder b;
+        auto q = b.input("q", DType::f32, {kBatch, kSeq, kWidth});
+        auto k = b.input("k", DType::f32, {kBatch, kSeq, kWidth});
+        auto v = b.input("v", DType::f32, {kBatch, kSeq, kWidth});
+        auto position = b.input("position", DType::f32, {1, kHeads, kSeq, kSeq});
+        auto mask = b.input("mask", DType::f32, {kBatch, 1, 1, kSeq});
+        const auto split = [&](Value x) { return b.reshape(x, {kBatch, kSeq, kHeads, kDepth}); };
+        auto k_heads = split(k);
+        b.output("key_length", b.op1("Shape", {b.transpose(k_heads, {0, 2, 1, 3})}));
+        auto scores = b.matmul(b.transpose(split(q), {0, 2, 1, 3}), b.transpose(k_heads, {0, 2, 3, 1}));
+        auto probabilities = b.softmax(b.add(b.add(scores, position), mask));
+        if (probabilities_out) b.output("p", probabilities);  // read outside the chain: no fusion
+        auto context = b.matmul(probabilities, b.transpose(split(v), {0, 2, 1, 3}));
+        b.output("y", b.reshape(b.transpose(context, {0, 2, 1, 3}), {kBatch, kSeq, kWidth}));
+        return b.build();
+    };
     const Batch input{{"q", ramp({kBatch, kSeq, kWidth}, 0.1f, -1.0f)},
                       {"k", ramp({kBatch, kSeq, kWidth}, 0.07f, -0.5f)},
                       {"v", ramp({kBatch, kSeq, kWidth}, 0.2f, -2.0f)},
                       {"position", ramp({1, kHeads, kSeq, kSeq}, 0.03f, -0.2f)},
                       {"mask", ramp({kBatch, 1, 1, kSeq}, -0.5f, 0.0f)}};
-    Session session(graph);
-    const std::vector<float> got = session.run(input)["y"].to_vector<float>();
-    CHECK(count_op(session.placement(), "Attention") == 1);
-    CHECK(count_op(session.placement(), "Softmax") == 0);
-
-    // The same graph with the probabilities also an output, which keeps it unfused.
-    GraphBuilder u;
-    auto uq = u.input("q", DType::f32, {kBatch, kSeq, kWidth});
-    auto uk = u.input("k", DType::f32, {kBatch, kSeq, kWidth});
-    auto uv = u.input("v", DType::f32, {kBatch, kSeq, kWidth});
-    auto up = u.input("position", DType::f32, {1, kHeads, kSeq, kSeq});
-    auto um = u.input("mask", DType::f32, {kBatch, 1, 1, kSeq});
-    const auto usplit = [&](Value x, std::vector<int64_t> perm) {
-        return u.transpose(u.reshape(x, {kBatch, kSeq, kHeads, kDepth}), perm);
-    };
-    auto probabilities = u.softmax(u.add(u.add(u.matmul(usplit(uq, {0, 2, 1, 3}), usplit(uk, {0, 2, 3, 1})), up), um));
-    u.output("p", probabilities);
-    u.output("y", u.reshape(u.transpose(u.matmul(probabilities, usplit(uv, {0, 2, 1, 3})), {0, 2, 1, 3}),
-                            {kBatch, kSeq, kWidth}));
-    Session unfused(u.build());
+    Session fused(build(false));
+    Session unfused(build(true));
+    const std::vector<float> got = fused.run(input)["y"].to_vector<float>();
     const std::vector<float> expected = unfused.run(input)["y"].to_vector<float>();
+    CHECK(count_op(fused.placement(), "Attention") == 1);
+    CHECK(count_op(fused.placement(), "Softmax") == 0);
     CHECK(count_op(unfused.placement(), "Attention") == 0);
     REQUIRE(got.size() == expected.size());
     for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(expected[i]).margin(1e-5));
