@@ -1,5 +1,6 @@
-// Shapes of convolution, pooling and normalization ops over [N, C, spatial...] tensors.
-#include "core/ops/shape_functions.hpp"
+// Shapes of the neural family's layers: convolution, pooling and normalization ops over
+// [N, C, spatial...] tensors, and LayerNormalization.
+#include "core/ops/shapes_neural.hpp"
 
 #include <algorithm>
 
@@ -123,6 +124,21 @@ std::vector<Shape> shape_batch_norm(const InferenceContext& ctx) {
             ctx.fail("input " + std::to_string(i) + " " + ctx.shape(i).to_string() +
                      " must be [C] with C = " + std::to_string(x[1]));
     return {x};
+}
+
+std::vector<Shape> shape_layer_norm(const InferenceContext& ctx) {
+    const Shape& in = ctx.shape(0);
+    size_t axis = 0;
+    try {
+        axis = in.normalize_axis(ctx.attrs().get_int("axis", -1));
+    } catch (const InvalidArgument& e) {
+        ctx.fail(e.what());
+    }
+    std::vector<int64_t> stat_dims(in.dims());
+    for (size_t i = axis; i < stat_dims.size(); ++i) stat_dims[i] = 1;
+    std::vector<Shape> shapes{in};
+    for (size_t i = 1; i < ctx.node().outputs.size(); ++i) shapes.push_back(Shape(stat_dims));
+    return shapes;
 }
 
 }  // namespace infer::detail

@@ -3,7 +3,7 @@
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
-#include "backends/cpu/kernels/register.hpp"
+#include "backends/cpu/kernels/math_kernels.hpp"
 
 #include <cmath>
 #include <limits>
@@ -133,7 +133,7 @@ void add_comparisons(KernelRegistry& r, DType type) {
 
 }  // namespace
 
-void register_binary_kernels(KernelRegistry& r) {
+void register_math_arithmetic_kernels(KernelRegistry& r) {
     add_arithmetic<float>(r, DType::f32);
     add_arithmetic<double>(r, DType::f64);
     add_arithmetic<int32_t>(r, DType::i32);
