@@ -120,6 +120,41 @@ std::vector<Case> math_arithmetic_cases() {
                      [](const auto& in, DType) {
                          return std::vector{ref::binary(in[0], in[1], [](double a, double b) { return std::pow(a, b); })};
                      }});
+    // The exponent in another dtype than the base (ONNX's T1, T2): integer bases truncate.
+    const auto pow_truncated = [](const auto& in, DType dt) {
+        return std::vector{ref::binary(in[0], in[1], [dt](double a, double b) {
+            return infer::is_floating(dt) ? std::pow(a, b) : std::trunc(std::pow(a, b));
+        })};
+    };
+    for (DType exponent : {DType::i32, DType::i64}) {
+        Case c{"Pow", "f32 base, " + std::string(infer::dtype_name(exponent)) + " exponent [2,3,4] [4]",
+               {x("A", {2, 3, 4}), integers("B", {4}, 0, 3, exponent)}, node("Pow"), pow_truncated};
+        c.dtypes = {DType::f32};
+        cases.push_back(c);
+    }
+    for (DType base : {DType::i32, DType::i64}) {
+        InputSpec exponent = positive("B", {3}, 2.0);
+        exponent.dtype = DType::f32;
+        Case mixed{"Pow", std::string(infer::dtype_name(base)) + " base, f32 exponent [2,3] [3]",
+                   {integers("A", {2, 3}, 1, 6, base), exponent}, node("Pow"), pow_truncated};
+        mixed.dtypes = {base};
+        cases.push_back(mixed);
+        Case same{"Pow", std::string(infer::dtype_name(base)) + " base and exponent [2,3] [3]",
+                  {integers("A", {2, 3}, -4, 4, base), integers("B", {3}, 0, 4, base)}, node("Pow"), pow_truncated};
+        same.dtypes = {base};
+        cases.push_back(same);
+    }
+    // u8 arithmetic, with operands that keep every result in [0, 255].
+    for (const auto& [op, f] : std::vector<std::pair<std::string, Fn2>>{
+             {"Add", [](double a, double b) { return a + b; }},
+             {"Sub", [](double a, double b) { return a - b; }},
+             {"Mul", [](double a, double b) { return a * b; }},
+             {"Div", [](double a, double b) { return std::trunc(a / b); }}}) {
+        Case c{op, "u8 [2,3] [3]", {integers("A", {2, 3}, 10, 25, DType::u8), integers("B", {3}, 1, 9, DType::u8)}, node(op),
+               [f](const auto& in, DType) { return std::vector{ref::binary(in[0], in[1], f)}; }};
+        c.dtypes = {DType::u8};
+        cases.push_back(c);
+    }
     add_integer_binary(cases, "Add", [](double a, double b) { return a + b; });
     add_integer_binary(cases, "Sub", [](double a, double b) { return a - b; });
     add_integer_binary(cases, "Mul", [](double a, double b) { return a * b; });

@@ -125,11 +125,32 @@ std::vector<Case> neural_layers_cases() {
         {{1, 3, 9, 8}, {{3, 3}, {2, 3}, {}, {}, "SAME_UPPER"}},
         {{1, 2, 17}, {{4}, {3}, {}, {1, 2}}},                               // 1-D
         {{2, 8, 33, 33}, {{3, 3}, {2, 2}, {}, {1, 1, 1, 1}}},               // larger
+        {{1, 2, 5, 6, 7}, {{2, 3, 2}, {2, 2, 1}, {}, {1, 0, 1, 0, 1, 1}}},  // 3-D
+        {{2, 3, 4, 4, 5}, {{2, 2, 2}, {1, 2, 2}, {}, {}, "NOTSET", true}},  // 3-D, ceil_mode
     };
     for (const auto& p : pools)
         c.push_back({"MaxPool", p.x.to_string() + window_label(p.window), {x("X", p.x)},
                      node("MaxPool", window_attributes(p.window)),
                      [p](const auto& v, DType) { return std::vector{ref::max_pool(v[0], p.window)}; }});
+    // The Indices output, and integer MaxPool (exact, so no tolerance hides a wrong tap).
+    for (const auto& p : {pools[1], pools[5], pools[7]}) {
+        for (bool column_major : {false, true}) {
+            infer::Attributes attrs = window_attributes(p.window);
+            attrs.set("storage_order", int64_t{column_major});
+            c.push_back({"MaxPool", p.x.to_string() + window_label(p.window) + " with Indices, storage_order " +
+                                        std::to_string(column_major),
+                         {x("X", p.x)}, node("MaxPool", attrs, {}, 2), [p, column_major](const auto& v, DType) {
+                             return std::vector{ref::max_pool(v[0], p.window),
+                                                ref::max_pool_indices(v[0], p.window, column_major)};
+                         }});
+        }
+        Case integral{"MaxPool", p.x.to_string() + window_label(p.window) + " u8/i8",
+                      {integers("X", p.x, 0, 100, std::nullopt)}, node("MaxPool", window_attributes(p.window)),
+                      [p](const auto& v, DType) { return std::vector{ref::max_pool(v[0], p.window)}; }};
+        integral.dtypes = {DType::u8, DType::i8};
+        integral.cpu_optional = true;
+        c.push_back(integral);
+    }
     ref::Window dilated;
     dilated.kernel = {2, 2};
     dilated.dilations = {2, 2};

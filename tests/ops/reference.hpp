@@ -75,6 +75,9 @@ struct Window {
 RefTensor conv(const RefTensor& x, const RefTensor& w, const RefTensor* bias, Window window,
                int64_t group);
 RefTensor max_pool(const RefTensor& x, Window window);
+// MaxPool's Indices: the flat index into x of each window's first maximum, with the spatial
+// axes in column-major order when storage_order is 1.
+RefTensor max_pool_indices(const RefTensor& x, Window window, bool column_major);
 RefTensor average_pool(const RefTensor& x, Window window, bool count_include_pad);
 RefTensor global_average_pool(const RefTensor& x);
 

@@ -178,6 +178,29 @@ RefTensor max_pool(const RefTensor& x, Window window) {
     });
 }
 
+RefTensor max_pool_indices(const RefTensor& x, Window window, bool column_major) {
+    const Geometry g = geometry(window, x);
+    const infer::Shape kernel(window.kernel), in_spatial = spatial_of(x.shape);
+    Dims in;
+    return over_outputs(x.shape[0], x.shape[1], g.out_spatial, [&](int64_t n, int64_t c, const Dims& pos) {
+        double best = -std::numeric_limits<double>::infinity();
+        int64_t best_at = -1;
+        for (int64_t t = 0; t < numel(kernel); ++t)
+            if (input_position(window, g, in_spatial, pos, unravel(t, kernel), in) && (best_at < 0 || at(x, n, c, in) > best)) {
+                best = at(x, n, c, in);
+                // Row-major over [N, C, spatial...]; column-major reverses the spatial axes.
+                Dims index{n, c}, dims{x.shape[0], x.shape[1]};
+                for (size_t i = 0; i < in.size(); ++i) {
+                    const size_t axis = column_major ? in.size() - 1 - i : i;
+                    index.push_back(in[axis]);
+                    dims.push_back(x.shape[axis + 2]);
+                }
+                best_at = ravel(index, infer::Shape(dims));
+            }
+        return static_cast<double>(best_at);
+    });
+}
+
 RefTensor average_pool(const RefTensor& x, Window window, bool count_include_pad) {
     const Geometry g = geometry(window, x);
     const infer::Shape kernel(window.kernel), in_spatial = spatial_of(x.shape);

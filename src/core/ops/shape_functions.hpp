@@ -12,6 +12,8 @@ DType dtype_i64(const InferenceContext& ctx, size_t output);
 DType dtype_from_to_attribute(const InferenceContext& ctx, size_t output);
 DType dtype_from_value_attribute(const InferenceContext& ctx, size_t output);
 DType dtype_of_input1(const InferenceContext& ctx, size_t output);
+// Output 0 in input 0's dtype, the rest i64 (indices: TopK, MaxPool).
+DType dtype_same_then_i64(const InferenceContext& ctx, size_t output);
 
 std::vector<Shape> shape_unary(const InferenceContext& ctx);  // the output is input 0's shape
 

@@ -12,6 +12,9 @@ DType dtype_same_as_kernel_input(const InferenceContext& ctx, size_t) {
 DType dtype_bool(const InferenceContext&, size_t) { return DType::boolean; }
 DType dtype_i64(const InferenceContext&, size_t) { return DType::i64; }
 DType dtype_of_input1(const InferenceContext& ctx, size_t) { return ctx.dtype(1); }
+DType dtype_same_then_i64(const InferenceContext& ctx, size_t output) {
+    return output == 0 ? ctx.dtype(0) : DType::i64;
+}
 DType dtype_from_to_attribute(const InferenceContext& ctx, size_t) {
     return dtype_from_onnx(ctx.attrs().get_int("to"));
 }

@@ -12,7 +12,6 @@ namespace infer::detail {
 DType dtype_of_input2(const InferenceContext& ctx, size_t output);
 DType dtype_from_dtype_attribute(const InferenceContext& ctx, size_t output);  // EyeLike
 DType dtype_same_then_bool(const InferenceContext& ctx, size_t output);        // Dropout
-DType dtype_same_then_i64(const InferenceContext& ctx, size_t output);         // TopK
 
 // shapes_indexing_movement.cpp: reshaping, transposing, joining, cutting, shape-making
 std::vector<Shape> shape_reshape(const InferenceContext& ctx);

@@ -11,11 +11,11 @@ std::vector<Shape> shape_broadcast(const InferenceContext& ctx) {
     const bool is_where = ctx.node().op == "Where";
     if (is_where && ctx.dtype(0) != DType::boolean)
         ctx.fail("condition must be bool, got " + std::string(dtype_name(ctx.dtype(0))));
-    if (ctx.node().op == "Pow" && ctx.dtype(0) != ctx.dtype(1))
-        throw Unsupported("node '" + ctx.node().name + "' (Pow): a " + std::string(dtype_name(ctx.dtype(1))) +
-                          " exponent for a " + std::string(dtype_name(ctx.dtype(0))) +
-                          " base is not supported; cast the exponent first");
-    check_same_dtypes(ctx, is_where ? 1 : 0);
+    // Pow's exponent may have another numeric dtype than its base (ONNX's T1, T2).
+    const bool is_pow = ctx.node().op == "Pow";
+    if (is_pow && (ctx.dtype(1) == DType::boolean || ctx.dtype(0) == DType::boolean))
+        ctx.fail("base and exponent must be numeric");
+    if (!is_pow) check_same_dtypes(ctx, is_where ? 1 : 0);
     Shape out = ctx.shape(0);
     for (size_t i = 1; i < ctx.num_inputs(); ++i) {
         try {

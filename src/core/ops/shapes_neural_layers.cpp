@@ -92,15 +92,13 @@ std::vector<Shape> shape_conv(const InferenceContext& ctx) {
 }
 
 std::vector<Shape> shape_pool(const InferenceContext& ctx) {
-    if (ctx.node().outputs.size() > 1)
-        throw Unsupported("node '" + ctx.node().name + "' (" + ctx.node().op +
-                          "): the Indices output is not supported");
+    if (ctx.node().outputs.size() > 1 && ctx.node().op != "MaxPool")
+        ctx.fail("only MaxPool has a second output (Indices)");
     if (!ctx.attrs().has("kernel_shape")) ctx.fail("kernel_shape is required");
     if (ctx.shape(0).rank() < 3)
         ctx.fail("input must be [N, C, spatial...], got " + ctx.shape(0).to_string());
-    if (ctx.attrs().get_int("storage_order", 0) != 0)
-        throw Unsupported("node '" + ctx.node().name + "': storage_order 1 is not supported");
-    return windowed_shape(ctx, ctx.shape(0)[1], {});
+    const std::vector<Shape> y = windowed_shape(ctx, ctx.shape(0)[1], {});
+    return std::vector<Shape>(ctx.node().outputs.size(), y[0]);  // Y, and Indices of Y's shape
 }
 
 std::vector<Shape> shape_global_pool(const InferenceContext& ctx) {

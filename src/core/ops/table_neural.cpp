@@ -18,7 +18,7 @@ std::vector<OpSchema> neural_op_schemas() {
         {"BatchNormalization", 5, 5, 1, 1, 0, same, shape_batch_norm},
 
         {"Conv", 2, 3, 1, 1, 0, same, shape_conv, 0, kLowPrecision},
-        {"MaxPool", 1, 1, 1, 2, 0, same, shape_pool},
+        {"MaxPool", 1, 1, 1, 2, 0, dtype_same_then_i64, shape_pool},
         {"AveragePool", 1, 1, 1, 1, 0, same, shape_pool},
         {"GlobalAveragePool", 1, 1, 1, 1, 0, same, shape_global_pool},
 
