@@ -22,8 +22,9 @@ int64_t onnx_type(DType type) { return infer::detail::dtype_to_onnx(type); }
 
 const std::vector<Case>& all_cases() {
     static const std::vector<Case> cases = [] {
-        std::vector<Case> all = elementwise_cases();
-        for (auto* family : {&tensor_cases, &nn_cases, &math_cases, &indexing_cases, &neural_cases, &fused_cases})
+        std::vector<Case> all;
+        for (auto* family : {&math_arithmetic_cases, &math_cases, &indexing_movement_cases, &indexing_cases,
+                             &neural_layers_cases, &neural_cases, &fused_cases})
             for (Case& c : family()) all.push_back(std::move(c));
         return all;
     }();

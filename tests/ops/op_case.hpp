@@ -91,11 +91,12 @@ BuildFn node(const std::string& op, infer::Attributes attributes = {},
 
 int64_t onnx_type(DType type);  // TensorProto element type, for Cast's "to"
 
-std::vector<Case> elementwise_cases();
-std::vector<Case> tensor_cases();
-std::vector<Case> nn_cases();
+// One function per cases_<family>[_<part>].cpp file.
+std::vector<Case> math_arithmetic_cases();
 std::vector<Case> math_cases();
+std::vector<Case> indexing_movement_cases();
 std::vector<Case> indexing_cases();
+std::vector<Case> neural_layers_cases();
 std::vector<Case> neural_cases();
 std::vector<Case> fused_cases();
 const std::vector<Case>& all_cases();

@@ -64,17 +64,6 @@ private:
 class CpuBackend final : public Backend {
 public:
     CpuBackend() {
-        register_binary_kernels(kernels_);
-        register_unary_kernels(kernels_);
-        register_cast_kernels(kernels_);
-        register_matmul_kernels(kernels_);
-        register_reduce_kernels(kernels_);
-        register_normalization_kernels(kernels_);
-        register_data_movement_kernels(kernels_);
-        register_indexing_kernels(kernels_);
-        register_generator_kernels(kernels_);
-        register_conv_kernels(kernels_);
-        register_pool_kernels(kernels_);
         register_math_family_kernels(kernels_);
         register_indexing_family_kernels(kernels_);
         register_neural_family_kernels(kernels_);

@@ -55,16 +55,18 @@ inline const std::vector<DType> kNumericTypes{DType::f32, DType::f16, DType::bf1
 // Every dtype: ops that only move elements work for all of them.
 inline const std::vector<DType> kEveryType(std::begin(kAllDTypes), std::end(kAllDTypes));
 
-void register_elementwise_kernels(KernelRegistrar& registrar);
-void register_cast_kernels(KernelRegistrar& registrar);
-void register_reduce_kernels(KernelRegistrar& registrar);
-void register_softmax_kernels(KernelRegistrar& registrar);
-void register_normalization_kernels(KernelRegistrar& registrar);
-void register_data_movement_kernels(KernelRegistrar& registrar);
-void register_gemm_kernels(KernelRegistrar& registrar);
-void register_conv_kernels(KernelRegistrar& registrar);
-void register_pool_kernels(KernelRegistrar& registrar);
-void register_generator_kernels(KernelRegistrar& registrar);
-void register_fused_kernels(KernelRegistrar& registrar);  // fused.cu: table_fused.cpp's ops
+// One registration function per file; each file belongs to an op family (table_<family>.cpp)
+// and carries its name: math_*, indexing_*, neural_*, fused.
+void register_elementwise_kernels(KernelRegistrar& registrar);    // math_elementwise.cu
+void register_cast_kernels(KernelRegistrar& registrar);           // math_cast.cu
+void register_reduce_kernels(KernelRegistrar& registrar);         // math_reduce.cu
+void register_gemm_kernels(KernelRegistrar& registrar);           // math_gemm.cpp
+void register_data_movement_kernels(KernelRegistrar& registrar);  // indexing_movement.cu
+void register_generator_kernels(KernelRegistrar& registrar);      // indexing_generators.cu
+void register_softmax_kernels(KernelRegistrar& registrar);        // neural_softmax.cu
+void register_normalization_kernels(KernelRegistrar& registrar);  // neural_normalization.cu
+void register_conv_kernels(KernelRegistrar& registrar);           // neural_conv.cu
+void register_pool_kernels(KernelRegistrar& registrar);           // neural_pool.cu
+void register_fused_kernels(KernelRegistrar& registrar);          // fused.cu
 
 }  // namespace infer::cuda

@@ -3,7 +3,7 @@
 // and the walk from a flat index to per-axis coordinates.
 #include "backends/cuda/kernel_support.hpp"
 
-#include "core/ops/shape_functions.hpp"
+#include "core/ops/shapes_neural.hpp"
 
 #include <cstdint>
 #include <vector>

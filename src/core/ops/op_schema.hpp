@@ -85,6 +85,17 @@ struct OpTraits {
     bool internal = false;
 };
 
+// Traits shared by many entries of the families' tables.
+inline constexpr OpTraits kLowPrecision{.precision = PrecisionClass::low};
+inline constexpr OpTraits kKeepsF32{.precision = PrecisionClass::keeps_f32};
+inline constexpr OpTraits kView{.view_of = 0};
+// Pointwise ops: element i of the output depends on element i of each same-shaped input only.
+inline constexpr OpTraits kPointwiseUnary{.in_place = 0b1};
+inline constexpr OpTraits kPointwiseBinary{.in_place = 0b11};
+inline constexpr OpTraits kPointwiseUnaryF32{.precision = PrecisionClass::keeps_f32, .in_place = 0b1};
+inline constexpr OpTraits kPointwiseBinaryF32{.precision = PrecisionClass::keeps_f32, .in_place = 0b11};
+inline constexpr int kVariadic = -1;  // OpSchema::max_inputs/max_outputs: any number
+
 struct OpSchema {
     std::string_view name;
     int min_inputs;
@@ -103,7 +114,8 @@ struct OpSchema {
     bool is_host_input(size_t i) const { return i < 32 && (host_inputs >> i) & 1u; }
 };
 
-// The op table's families beyond the core list, each in its own table_<family>.cpp.
+// The op table's families, each in its own table_<family>.cpp with its shape functions in
+// shapes_<family>*.cpp; op_table.cpp assembles them.
 std::vector<OpSchema> math_op_schemas();
 std::vector<OpSchema> indexing_op_schemas();
 std::vector<OpSchema> neural_op_schemas();

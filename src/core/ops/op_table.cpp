@@ -1,91 +1,15 @@
-// The op table: every op infer knows, in one list. Semantics follow the newest ONNX opset;
-// inputs that older opsets gave as attributes (axes, split sizes, slice bounds) are inputs
-// here, and importers convert older forms.
+// The op table's mechanics: the families' tables (table_<family>.cpp) assembled into one list
+// with interned ids, lookup by name and id, the shape functions' InferenceContext, and ONNX's
+// element-type numbers. Semantics follow the newest ONNX opset; inputs that older opsets gave
+// as attributes (axes, split sizes, slice bounds) are inputs here, and importers convert older
+// forms.
 #include "core/ops/op_schema.hpp"
-#include "core/ops/shape_functions.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 #include <unordered_map>
 
 namespace infer::detail {
-
-namespace {
-constexpr int kVariadic = -1;
-
-constexpr uint32_t host(std::initializer_list<int> inputs) { return host_inputs_mask(inputs); }
-
-// Traits shared by many entries below.
-constexpr OpTraits kLow{.precision = PrecisionClass::low};
-constexpr OpTraits kKeepsF32{.precision = PrecisionClass::keeps_f32};
-constexpr OpTraits kView{.view_of = 0};
-// Pointwise ops: element i of the output depends on element i of each same-shaped input only.
-constexpr OpTraits kPointwiseUnary{.in_place = 0b1};
-constexpr OpTraits kPointwiseBinary{.in_place = 0b11};
-constexpr OpTraits kPointwiseUnaryF32{.precision = PrecisionClass::keeps_f32, .in_place = 0b1};
-constexpr OpTraits kPointwiseBinaryF32{.precision = PrecisionClass::keeps_f32, .in_place = 0b11};
-
-std::vector<OpSchema> make_table() {
-    const auto same = dtype_same_as_kernel_input;
-    return {
-        // name, inputs min/max, outputs min/max, kernel dtype input, dtype rule, shapes,
-        // host inputs
-        {"MatMul", 2, 2, 1, 1, 0, same, shape_matmul, 0, kLow},
-        {"Gemm", 2, 3, 1, 1, 0, same, shape_gemm, 0, kLow},
-
-        {"Add", 2, 2, 1, 1, 0, same, shape_broadcast, 0, kPointwiseBinary},
-        {"Sub", 2, 2, 1, 1, 0, same, shape_broadcast, 0, kPointwiseBinary},
-        {"Mul", 2, 2, 1, 1, 0, same, shape_broadcast, 0, kPointwiseBinary},
-        {"Div", 2, 2, 1, 1, 0, same, shape_broadcast, 0, kPointwiseBinary},
-        {"Pow", 2, 2, 1, 1, 0, same, shape_broadcast, 0, kPointwiseBinaryF32},
-        {"Equal", 2, 2, 1, 1, 0, dtype_bool, shape_broadcast},
-        {"Less", 2, 2, 1, 1, 0, dtype_bool, shape_broadcast},
-        {"Greater", 2, 2, 1, 1, 0, dtype_bool, shape_broadcast},
-        {"Where", 3, 3, 1, 1, 1, dtype_of_input1, shape_broadcast},
-
-        {"Sqrt", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnaryF32},
-        {"Reciprocal", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnary},
-        {"Exp", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnaryF32},
-        {"Log", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnaryF32},
-        {"Tanh", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnary},
-        {"Erf", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnary},
-        {"Relu", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnary},
-        {"Sigmoid", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnary},
-        {"Gelu", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnary},
-        {"Neg", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnary},
-        {"Abs", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnary},
-        {"Not", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnary},
-        {"Identity", 1, 1, 1, 1, 0, same, shape_unary, 0, kView},
-        {"Cast", 1, 1, 1, 1, 0, dtype_from_to_attribute, shape_unary},
-
-        {"ReduceMean", 1, 2, 1, 1, 0, same, shape_reduce, host({1}), kKeepsF32},
-        {"ReduceSum", 1, 2, 1, 1, 0, same, shape_reduce, host({1}), kKeepsF32},
-        {"ReduceMax", 1, 2, 1, 1, 0, same, shape_reduce, host({1})},
-        {"Softmax", 1, 1, 1, 1, 0, same, shape_unary},
-        {"LayerNormalization", 2, 3, 1, 3, 0, same, shape_layer_norm, 0, kKeepsF32},
-        {"BatchNormalization", 5, 5, 1, 1, 0, same, shape_batch_norm},
-
-        {"Reshape", 2, 2, 1, 1, 0, same, shape_reshape, host({1}), kView},
-        {"Flatten", 1, 1, 1, 1, 0, same, shape_flatten, 0, kView},
-        {"Transpose", 1, 1, 1, 1, 0, same, shape_transpose},
-        {"Concat", 1, kVariadic, 1, 1, 0, same, shape_concat},
-        {"Split", 1, 2, 1, kVariadic, 0, same, shape_split, host({1})},
-        {"Slice", 3, 5, 1, 1, 0, same, shape_slice, host({1, 2, 3, 4})},
-        {"Gather", 2, 2, 1, 1, 0, same, shape_gather},
-        {"Unsqueeze", 2, 2, 1, 1, 0, same, shape_unsqueeze, host({1}), kView},
-        {"Squeeze", 1, 2, 1, 1, 0, same, shape_squeeze, host({1}), kView},
-        {"Expand", 2, 2, 1, 1, 0, same, shape_expand, host({1})},
-        {"Shape", 1, 1, 1, 1, 0, dtype_i64, shape_shape, 0, {.reads_shape_only = true}},
-        {"ConstantOfShape", 1, 1, 1, 1, 0, dtype_from_value_attribute, shape_constant_of_shape, host({0})},
-        {"Range", 3, 3, 1, 1, 0, same, shape_range, host({0, 1, 2})},
-
-        {"Conv", 2, 3, 1, 1, 0, same, shape_conv, 0, kLow},
-        {"MaxPool", 1, 1, 1, 2, 0, same, shape_pool},
-        {"AveragePool", 1, 1, 1, 1, 0, same, shape_pool},
-        {"GlobalAveragePool", 1, 1, 1, 1, 0, same, shape_global_pool},
-    };
-}
-}  // namespace
 
 namespace {
 struct Table {
@@ -96,7 +20,6 @@ struct Table {
 const Table& table() {
     static const Table instance = [] {
         Table t;
-        t.ops = make_table();
         for (auto* family : {&math_op_schemas, &indexing_op_schemas, &neural_op_schemas, &fused_op_schemas})
             for (const OpSchema& schema : family()) t.ops.push_back(schema);
         for (size_t i = 0; i < t.ops.size(); ++i) {

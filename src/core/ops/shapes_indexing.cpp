@@ -37,9 +37,6 @@ DType dtype_from_dtype_attribute(const InferenceContext& ctx, size_t) {
 DType dtype_same_then_bool(const InferenceContext& ctx, size_t output) {
     return output == 0 ? ctx.dtype(0) : DType::boolean;
 }
-DType dtype_same_then_i64(const InferenceContext& ctx, size_t output) {
-    return output == 0 ? ctx.dtype(0) : DType::i64;
-}
 
 std::vector<Shape> shape_same_twice(const InferenceContext& ctx) {
     return std::vector<Shape>(ctx.node().outputs.size(), ctx.shape(0));

@@ -12,9 +12,23 @@ namespace infer::detail {
 DType dtype_of_input2(const InferenceContext& ctx, size_t output);
 DType dtype_from_dtype_attribute(const InferenceContext& ctx, size_t output);  // EyeLike
 DType dtype_same_then_bool(const InferenceContext& ctx, size_t output);        // Dropout
-DType dtype_same_then_i64(const InferenceContext& ctx, size_t output);         // TopK
 
-// shapes
+// shapes_indexing_movement.cpp: reshaping, transposing, joining, cutting, shape-making
+std::vector<Shape> shape_reshape(const InferenceContext& ctx);
+std::vector<Shape> shape_flatten(const InferenceContext& ctx);
+std::vector<Shape> shape_transpose(const InferenceContext& ctx);
+std::vector<Shape> shape_concat(const InferenceContext& ctx);
+std::vector<Shape> shape_split(const InferenceContext& ctx);
+std::vector<Shape> shape_slice(const InferenceContext& ctx);
+std::vector<Shape> shape_gather(const InferenceContext& ctx);
+std::vector<Shape> shape_unsqueeze(const InferenceContext& ctx);
+std::vector<Shape> shape_squeeze(const InferenceContext& ctx);
+std::vector<Shape> shape_expand(const InferenceContext& ctx);
+std::vector<Shape> shape_shape(const InferenceContext& ctx);
+std::vector<Shape> shape_constant_of_shape(const InferenceContext& ctx);
+std::vector<Shape> shape_range(const InferenceContext& ctx);
+
+// shapes_indexing.cpp
 std::vector<Shape> shape_same_twice(const InferenceContext& ctx);  // Dropout: y and mask
 std::vector<Shape> shape_gather_elements(const InferenceContext& ctx);
 std::vector<Shape> shape_gather_nd(const InferenceContext& ctx);
@@ -31,6 +45,13 @@ std::vector<Shape> shape_top_k(const InferenceContext& ctx);
 std::vector<Shape> shape_compress(const InferenceContext& ctx);
 std::vector<Shape> shape_nonzero(const InferenceContext& ctx);
 std::vector<Shape> shape_reverse_sequence(const InferenceContext& ctx);
+
+// Shared with the kernels that need the same geometry (Slice).
+struct SliceRange {
+    int64_t start, step, count;  // element index of the first, stride, number taken
+};
+// ONNX Slice semantics for one axis of extent `dim` (clamping, negative indices and steps).
+SliceRange resolve_slice(int64_t dim, int64_t start, int64_t end, int64_t step);
 
 // Pad's begin/end amounts per axis from the pads input and the optional axes input.
 struct PadAmounts {

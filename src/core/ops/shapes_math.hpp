@@ -8,6 +8,13 @@
 
 namespace infer::detail {
 
+// shapes_math_arithmetic.cpp
+std::vector<Shape> shape_broadcast(const InferenceContext& ctx);
+std::vector<Shape> shape_matmul(const InferenceContext& ctx);
+std::vector<Shape> shape_gemm(const InferenceContext& ctx);
+std::vector<Shape> shape_reduce(const InferenceContext& ctx);  // ReduceMean, ReduceSum, ReduceMax
+
+// shapes_math.cpp
 std::vector<Shape> shape_along_axis(const InferenceContext& ctx);  // LogSoftmax, Hardmax
 std::vector<Shape> shape_arg_reduce(const InferenceContext& ctx);  // ArgMax, ArgMin
 std::vector<Shape> shape_math_reduce(const InferenceContext& ctx);  // ReduceMin ... ReduceL2

@@ -1,6 +1,9 @@
 #pragma once
 // Shape and dtype functions of the neural-network layers family (table_neural.cpp).
-#include "core/ops/op_schema.hpp"
+#include "core/ops/shape_functions.hpp"
+
+#include <string>
+#include <vector>
 
 namespace infer::detail {
 
@@ -12,6 +15,14 @@ DType dtype_dynamic_quantize(const InferenceContext& ctx, size_t output);
 DType dtype_i32(const InferenceContext& ctx, size_t output);
 DType dtype_of_input7(const InferenceContext& ctx, size_t output);  // QLinear*'s y_zero_point
 
+// shapes_neural_layers.cpp: normalizations, convolution and pooling over [N, C, spatial...]
+std::vector<Shape> shape_layer_norm(const InferenceContext& ctx);
+std::vector<Shape> shape_batch_norm(const InferenceContext& ctx);
+std::vector<Shape> shape_conv(const InferenceContext& ctx);
+std::vector<Shape> shape_pool(const InferenceContext& ctx);
+std::vector<Shape> shape_global_pool(const InferenceContext& ctx);
+
+// shapes_neural.cpp
 // losses
 std::vector<Shape> shape_nll_loss(const InferenceContext& ctx);
 // convolutions
@@ -28,6 +39,21 @@ std::vector<Shape> shape_window(const InferenceContext& ctx);
 std::vector<Shape> shape_recurrent(const InferenceContext& ctx);
 // normalizations over [N, C, ...]
 std::vector<Shape> shape_instance_norm(const InferenceContext& ctx);
+
+// Spatial geometry of Conv and the pools for one spatial axis.
+struct WindowGeometry {
+    int64_t pad_begin, pad_end, out;
+};
+struct WindowParams {
+    std::vector<int64_t> kernel, strides, dilations, pads;  // pads: begins then ends
+    std::string auto_pad;
+    bool ceil_mode = false;
+};
+// Reads kernel_shape/strides/dilations/pads/auto_pad/ceil_mode for `spatial` axes.
+WindowParams read_window_params(const Attributes& attrs, size_t spatial,
+                                const std::vector<int64_t>& kernel_from_weights);
+std::vector<WindowGeometry> window_geometry(const WindowParams& params,
+                                            const std::vector<int64_t>& input_spatial);
 
 // ConvTranspose's geometry for one spatial axis, shared with its kernel.
 struct TransposedAxis {

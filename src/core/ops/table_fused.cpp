@@ -2,7 +2,7 @@
 // ONNX ops (src/core/passes/). They are never imported from a model file (traits.internal), and
 // every one has a CPU kernel, so any backend can run a fused graph. Shape functions live here.
 #include "core/ops/op_schema.hpp"
-#include "core/ops/shape_functions.hpp"
+#include "core/ops/shapes_math.hpp"
 
 namespace infer::detail {
 

@@ -1,4 +1,7 @@
-// The op table's indexing family: schemas (shape functions in shapes_indexing.cpp).
+// The op table's indexing family: ops that move, select or make elements without arithmetic
+// (reshaping views, Transpose, Concat/Split/Slice/Gather, the gathers and scatters, resizing,
+// padding, selections) and the shape-making ops Shape, ConstantOfShape and Range. Shape
+// functions live in shapes_indexing_movement.cpp and shapes_indexing.cpp (shapes_indexing.hpp).
 #include "core/ops/op_schema.hpp"
 #include "core/ops/shape_functions.hpp"
 #include "core/ops/shapes_indexing.hpp"
@@ -20,6 +23,22 @@ std::vector<OpSchema> indexing_op_schemas() {
     return {
         // name, inputs min/max, outputs min/max, kernel dtype input, dtype rule, shapes,
         // host inputs
+        {"Identity", 1, 1, 1, 1, 0, same, shape_unary, 0, kView},
+
+        {"Reshape", 2, 2, 1, 1, 0, same, shape_reshape, host({1}), kView},
+        {"Flatten", 1, 1, 1, 1, 0, same, shape_flatten, 0, kView},
+        {"Transpose", 1, 1, 1, 1, 0, same, shape_transpose},
+        {"Concat", 1, kVariadic, 1, 1, 0, same, shape_concat},
+        {"Split", 1, 2, 1, kVariadic, 0, same, shape_split, host({1})},
+        {"Slice", 3, 5, 1, 1, 0, same, shape_slice, host({1, 2, 3, 4})},
+        {"Gather", 2, 2, 1, 1, 0, same, shape_gather},
+        {"Unsqueeze", 2, 2, 1, 1, 0, same, shape_unsqueeze, host({1}), kView},
+        {"Squeeze", 1, 2, 1, 1, 0, same, shape_squeeze, host({1}), kView},
+        {"Expand", 2, 2, 1, 1, 0, same, shape_expand, host({1})},
+        {"Shape", 1, 1, 1, 1, 0, dtype_i64, shape_shape, 0, {.reads_shape_only = true}},
+        {"ConstantOfShape", 1, 1, 1, 1, 0, dtype_from_value_attribute, shape_constant_of_shape, host({0})},
+        {"Range", 3, 3, 1, 1, 0, same, shape_range, host({0, 1, 2})},
+
         {"GatherElements", 2, 2, 1, 1, 0, same, shape_gather_elements},
         {"GatherND", 2, 2, 1, 1, 0, same, shape_gather_nd},
         {"ScatterElements", 3, 3, 1, 1, 0, same, shape_scatter},

@@ -1,13 +1,13 @@
-// The op table's math family: normalizations along an axis, arg- and extra reductions,
-// variadic and logical elementwise ops, trigonometry, rounding, activations, CumSum, Size and
-// Einsum. Shape functions live in shapes_math.cpp.
+// The op table's math family: matrix products, broadcasting arithmetic and comparisons,
+// elementwise maps and activations, Cast, reductions, normalizations along an axis, CumSum, Size
+// and Einsum. Shape functions live in shapes_math_arithmetic.cpp (products, broadcasting, the
+// core reductions) and shapes_math.cpp (the rest), declared in shapes_math.hpp.
 #include "core/ops/op_schema.hpp"
 #include "core/ops/shapes_math.hpp"
 
 namespace infer::detail {
 
 namespace {
-constexpr int kVariadic = -1;
 constexpr uint32_t kHostInput1 = 1u << 1;  // axes or axis: values that shape the output
 }  // namespace
 
@@ -16,6 +16,37 @@ std::vector<OpSchema> math_op_schemas() {
     std::vector<OpSchema> table{
         // name, inputs min/max, outputs min/max, kernel dtype input, dtype rule, shapes,
         // host inputs
+        {"MatMul", 2, 2, 1, 1, 0, same, shape_matmul, 0, kLowPrecision},
+        {"Gemm", 2, 3, 1, 1, 0, same, shape_gemm, 0, kLowPrecision},
+
+        {"Add", 2, 2, 1, 1, 0, same, shape_broadcast, 0, kPointwiseBinary},
+        {"Sub", 2, 2, 1, 1, 0, same, shape_broadcast, 0, kPointwiseBinary},
+        {"Mul", 2, 2, 1, 1, 0, same, shape_broadcast, 0, kPointwiseBinary},
+        {"Div", 2, 2, 1, 1, 0, same, shape_broadcast, 0, kPointwiseBinary},
+        {"Pow", 2, 2, 1, 1, 0, same, shape_broadcast, 0, kPointwiseBinaryF32},
+        {"Equal", 2, 2, 1, 1, 0, dtype_bool, shape_broadcast},
+        {"Less", 2, 2, 1, 1, 0, dtype_bool, shape_broadcast},
+        {"Greater", 2, 2, 1, 1, 0, dtype_bool, shape_broadcast},
+        {"Where", 3, 3, 1, 1, 1, dtype_of_input1, shape_broadcast},
+
+        {"Sqrt", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnaryF32},
+        {"Reciprocal", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnary},
+        {"Exp", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnaryF32},
+        {"Log", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnaryF32},
+        {"Tanh", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnary},
+        {"Erf", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnary},
+        {"Relu", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnary},
+        {"Sigmoid", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnary},
+        {"Gelu", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnary},
+        {"Neg", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnary},
+        {"Abs", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnary},
+        {"Not", 1, 1, 1, 1, 0, same, shape_unary, 0, kPointwiseUnary},
+        {"Cast", 1, 1, 1, 1, 0, dtype_from_to_attribute, shape_unary},
+
+        {"ReduceMean", 1, 2, 1, 1, 0, same, shape_reduce, kHostInput1, kKeepsF32},
+        {"ReduceSum", 1, 2, 1, 1, 0, same, shape_reduce, kHostInput1, kKeepsF32},
+        {"ReduceMax", 1, 2, 1, 1, 0, same, shape_reduce, kHostInput1},
+
         {"LogSoftmax", 1, 1, 1, 1, 0, same, shape_along_axis},
         {"Hardmax", 1, 1, 1, 1, 0, same, shape_along_axis},
         {"ArgMax", 1, 1, 1, 1, 0, dtype_i64, shape_arg_reduce},

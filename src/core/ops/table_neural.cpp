@@ -1,4 +1,6 @@
-// The op table's neural-network layers family: schemas (shape functions in shapes_neural.cpp).
+// The op table's neural-network layers family: Softmax and the normalizations, convolutions and
+// pools, losses, quantization, window generators and recurrent layers. Shape functions live in
+// shapes_neural_layers.cpp and shapes_neural.cpp (shapes_neural.hpp).
 #include "core/ops/op_schema.hpp"
 #include "core/ops/shape_functions.hpp"
 #include "core/ops/shapes_neural.hpp"
@@ -11,6 +13,15 @@ std::vector<OpSchema> neural_op_schemas() {
     return {
         // name, inputs min/max, outputs min/max, kernel dtype input, dtype rule, shapes,
         // host inputs
+        {"Softmax", 1, 1, 1, 1, 0, same, shape_unary},
+        {"LayerNormalization", 2, 3, 1, 3, 0, same, shape_layer_norm, 0, kKeepsF32},
+        {"BatchNormalization", 5, 5, 1, 1, 0, same, shape_batch_norm},
+
+        {"Conv", 2, 3, 1, 1, 0, same, shape_conv, 0, kLowPrecision},
+        {"MaxPool", 1, 1, 1, 2, 0, dtype_same_then_i64, shape_pool},
+        {"AveragePool", 1, 1, 1, 1, 0, same, shape_pool},
+        {"GlobalAveragePool", 1, 1, 1, 1, 0, same, shape_global_pool},
+
         {"SoftmaxCrossEntropyLoss", 2, 3, 1, 2, 0, same, shape_nll_loss},
         {"NegativeLogLikelihoodLoss", 2, 3, 1, 1, 0, same, shape_nll_loss},
 

@@ -4,7 +4,7 @@
 #include "backends/cpu/kernels/broadcast.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
-#include "backends/cpu/kernels/normalization.hpp"
+#include "backends/cpu/kernels/neural_normalization.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 #include "backends/cpu/kernels/register.hpp"
 #include "backends/cpu/kernels/strided_copy.hpp"

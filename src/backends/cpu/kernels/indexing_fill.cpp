@@ -1,6 +1,6 @@
 // Ops that write fixed patterns or plain conversions: EyeLike, Dropout (inference: identity,
 // mask all true) and CastLike (Cast to the dtype of its second input).
-#include "backends/cpu/kernels/indexing_support.hpp"
+#include "backends/cpu/kernels/indexing_kernels.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 
 #include <cstring>

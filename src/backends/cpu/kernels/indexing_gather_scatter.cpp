@@ -1,6 +1,6 @@
 // GatherElements, GatherND, ScatterElements (and its deprecated alias Scatter), ScatterND.
 // Index tensors are i64 or i32; negative indices count from the end of their axis.
-#include "backends/cpu/kernels/indexing_support.hpp"
+#include "backends/cpu/kernels/indexing_kernels.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 
 #include <algorithm>

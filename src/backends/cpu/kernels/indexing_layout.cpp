@@ -1,7 +1,7 @@
 // Ops that place every output element by copying one input element (or a fill value): Tile,
 // Pad, DepthToSpace, SpaceToDepth, Trilu, ReverseSequence, Compress. Each gives a function
 // from an output position to the flat source offset, or -1 for the fill value.
-#include "backends/cpu/kernels/indexing_support.hpp"
+#include "backends/cpu/kernels/indexing_kernels.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 #include "core/ops/shapes_indexing.hpp"
 

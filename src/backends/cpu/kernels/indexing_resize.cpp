@@ -5,7 +5,7 @@
 // follows the ONNX reference: the neighbours of a source coordinate x are the ones around
 // floor(x) (an integral x counts as the right end of its interval), read with edge clamping.
 #include "backends/cpu/kernels/half_boundary.hpp"
-#include "backends/cpu/kernels/indexing_support.hpp"
+#include "backends/cpu/kernels/indexing_kernels.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // Ops that pick elements by value: TopK (k largest or smallest along an axis, ties to the lower
 // index), NonZero (coordinates of the non-zero elements) and OneHot.
-#include "backends/cpu/kernels/indexing_support.hpp"
+#include "backends/cpu/kernels/indexing_kernels.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 
 #include <algorithm>

@@ -3,7 +3,7 @@
 // boundary) and f64.
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/math_elementwise.hpp"
-#include "backends/cpu/kernels/math_family.hpp"
+#include "backends/cpu/kernels/math_kernels.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 // (outer, inner) pair, `inner` apart in memory. Lines are independent and split over threads.
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
-#include "backends/cpu/kernels/math_family.hpp"
+#include "backends/cpu/kernels/math_kernels.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // LessOrEqual, PRelu, and Clip (whose bounds are scalars).
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/math_elementwise.hpp"
-#include "backends/cpu/kernels/math_family.hpp"
+#include "backends/cpu/kernels/math_kernels.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 // and a size-1 axis gets stride 0, so it broadcasts. Not a fast path for large contractions.
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
-#include "backends/cpu/kernels/math_family.hpp"
+#include "backends/cpu/kernels/math_kernels.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 #include "core/ops/shapes_math.hpp"
 

@@ -1,6 +1,6 @@
 // CPU kernels of the op table's math family (src/core/ops/table_math.cpp), registered file by
 // file; Size, too small for a file of its own, lives here.
-#include "backends/cpu/kernels/math_family.hpp"
+#include "backends/cpu/kernels/math_kernels.hpp"
 #include "backends/cpu/kernels/register.hpp"
 
 namespace infer::cpu {
@@ -13,6 +13,11 @@ void size_kernel(KernelContext& ctx) { *ctx.output(0).data<int64_t>() = ctx.inpu
 }  // namespace
 
 void register_math_family_kernels(KernelRegistry& r) {
+    register_math_arithmetic_kernels(r);
+    register_math_function_kernels(r);
+    register_math_cast_kernels(r);
+    register_math_matmul_kernels(r);
+    register_math_reduce_sum_kernels(r);
     register_math_unary_kernels(r);
     register_math_activation_kernels(r);
     register_math_binary_kernels(r);

@@ -6,7 +6,7 @@
 // folds wrap in 64 bits.
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
-#include "backends/cpu/kernels/math_family.hpp"
+#include "backends/cpu/kernels/math_kernels.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 
 #include <cmath>

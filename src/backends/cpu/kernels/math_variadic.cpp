@@ -2,7 +2,7 @@
 // as input 0 broadcast to its shape, and every further input folds into it in place.
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/math_elementwise.hpp"
-#include "backends/cpu/kernels/math_family.hpp"
+#include "backends/cpu/kernels/math_kernels.hpp"
 
 #include <cmath>
 #include <type_traits>

@@ -5,6 +5,9 @@
 namespace infer::cpu {
 
 void register_neural_family_kernels(KernelRegistry& r) {
+    register_normalization_kernels(r);
+    register_conv_kernels(r);
+    register_pool_kernels(r);
     register_loss_kernels(r);
     register_conv_transpose_kernels(r);
     register_channel_norm_kernels(r);

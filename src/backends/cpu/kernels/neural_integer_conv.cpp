@@ -4,7 +4,7 @@
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/neural_kernels.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
-#include "core/ops/shape_functions.hpp"
+#include "core/ops/shapes_neural.hpp"
 
 #include <algorithm>
 #include <cmath>

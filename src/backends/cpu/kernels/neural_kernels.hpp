@@ -5,6 +5,9 @@
 
 namespace infer::cpu {
 
+void register_normalization_kernels(KernelRegistry& registry);   // Softmax, Layer/BatchNorm
+void register_conv_kernels(KernelRegistry& registry);            // Conv
+void register_pool_kernels(KernelRegistry& registry);            // MaxPool, AveragePool, Global...
 void register_loss_kernels(KernelRegistry& registry);            // SoftmaxCrossEntropy, NLL
 void register_conv_transpose_kernels(KernelRegistry& registry);  // ConvTranspose
 void register_channel_norm_kernels(KernelRegistry& registry);    // InstanceNorm, LRN, MVN, ...

@@ -1,9 +1,9 @@
 // Ops that only move bytes: the reshaping family, Transpose, Expand and Slice. They depend on
 // element size alone, so one kernel serves every dtype.
 #include "backends/cpu/kernels/kernel_util.hpp"
-#include "backends/cpu/kernels/register.hpp"
+#include "backends/cpu/kernels/indexing_kernels.hpp"
 #include "backends/cpu/kernels/strided_copy.hpp"
-#include "core/ops/shape_functions.hpp"
+#include "core/ops/shapes_indexing.hpp"
 
 #include <numeric>
 
@@ -62,7 +62,7 @@ void slice_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-void register_data_movement_kernels(KernelRegistry& r) {
+void register_indexing_movement(KernelRegistry& r) {
     for (DType t : kAllDTypes) {
         for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"})
             r.add(op, t, copy_kernel);

@@ -1,4 +1,5 @@
-// Cases for elementwise ops: unary maps, broadcasting binary ops, comparisons, Where and Cast.
+// Op test cases of the math family's arithmetic: unary maps, broadcasting binary ops,
+// comparisons, Where and Cast, the matrix products and the core reductions.
 #include "op_case.hpp"
 #include "precision.hpp"
 
@@ -75,9 +76,38 @@ Case cast_case(const std::string& label, InputSpec input, std::optional<DType> t
     c.dtypes = std::move(dtypes);
     return c;
 }
+std::string dims_label(const Dims& d) { return Shape(d).to_string(); }
+
+Case accumulating(Case c) {
+    c.accumulates = true;
+    return c;
+}
+
+void add_reduce(std::vector<Case>& c, const std::string& op, ref::Reduction kind) {
+    struct Spec { Shape in; std::optional<Dims> axes; bool keepdims; };
+    for (const auto& s : std::vector<Spec>{{{2, 3, 4}, Dims{1}, true}, {{2, 3, 4}, Dims{-1}, false},
+                                           {{2, 3, 4}, Dims{0, 2}, true}, {{3, 17, 33}, Dims{-2, -1}, false},
+                                           {{2, 3, 4}, std::nullopt, true}, {{5, 7}, std::nullopt, false},
+                                           {{33, 17}, Dims{0}, false}, {{1, 5, 1}, Dims{2}, true},
+                                           {{8, 4097}, Dims{1}, false}, {{1025, 64}, Dims{0}, true}}) {
+        infer::Attributes attrs{{"keepdims", int64_t{s.keepdims}}};
+        std::vector<Operand> operands{arg(0)};
+        if (s.axes) operands.push_back(ints(*s.axes));
+        const Dims axes = s.axes.value_or(Dims{});
+        c.push_back(accumulating({op, s.in.to_string() + " axes " + (s.axes ? dims_label(*s.axes) : "none") +
+                                          " keepdims " + std::to_string(s.keepdims),
+                                  {x("X", s.in)}, node(op, attrs, operands),
+                                  [=, keep = s.keepdims](const auto& v, DType) {
+                                      return std::vector{ref::reduce(v[0], kind, axes, keep)};
+                                  }}));
+    }
+    // noop_with_empty_axes: no axes means identity rather than "reduce everything".
+    c.push_back({op, "[3,4] noop_with_empty_axes", {x("X", {3, 4})}, node(op, {{"noop_with_empty_axes", int64_t{1}}}),
+                 [](const auto& v, DType) { return std::vector{v[0]}; }});
+}
 }  // namespace
 
-std::vector<Case> elementwise_cases() {
+std::vector<Case> math_arithmetic_cases() {
     std::vector<Case> cases;
     add_binary(cases, "Add", [](double a, double b) { return a + b; });
     add_binary(cases, "Sub", [](double a, double b) { return a - b; });
@@ -90,6 +120,41 @@ std::vector<Case> elementwise_cases() {
                      [](const auto& in, DType) {
                          return std::vector{ref::binary(in[0], in[1], [](double a, double b) { return std::pow(a, b); })};
                      }});
+    // The exponent in another dtype than the base (ONNX's T1, T2): integer bases truncate.
+    const auto pow_truncated = [](const auto& in, DType dt) {
+        return std::vector{ref::binary(in[0], in[1], [dt](double a, double b) {
+            return infer::is_floating(dt) ? std::pow(a, b) : std::trunc(std::pow(a, b));
+        })};
+    };
+    for (DType exponent : {DType::i32, DType::i64}) {
+        Case c{"Pow", "f32 base, " + std::string(infer::dtype_name(exponent)) + " exponent [2,3,4] [4]",
+               {x("A", {2, 3, 4}), integers("B", {4}, 0, 3, exponent)}, node("Pow"), pow_truncated};
+        c.dtypes = {DType::f32};
+        cases.push_back(c);
+    }
+    for (DType base : {DType::i32, DType::i64}) {
+        InputSpec exponent = positive("B", {3}, 2.0);
+        exponent.dtype = DType::f32;
+        Case mixed{"Pow", std::string(infer::dtype_name(base)) + " base, f32 exponent [2,3] [3]",
+                   {integers("A", {2, 3}, 1, 6, base), exponent}, node("Pow"), pow_truncated};
+        mixed.dtypes = {base};
+        cases.push_back(mixed);
+        Case same{"Pow", std::string(infer::dtype_name(base)) + " base and exponent [2,3] [3]",
+                  {integers("A", {2, 3}, -4, 4, base), integers("B", {3}, 0, 4, base)}, node("Pow"), pow_truncated};
+        same.dtypes = {base};
+        cases.push_back(same);
+    }
+    // u8 arithmetic, with operands that keep every result in [0, 255].
+    for (const auto& [op, f] : std::vector<std::pair<std::string, Fn2>>{
+             {"Add", [](double a, double b) { return a + b; }},
+             {"Sub", [](double a, double b) { return a - b; }},
+             {"Mul", [](double a, double b) { return a * b; }},
+             {"Div", [](double a, double b) { return std::trunc(a / b); }}}) {
+        Case c{op, "u8 [2,3] [3]", {integers("A", {2, 3}, 10, 25, DType::u8), integers("B", {3}, 1, 9, DType::u8)}, node(op),
+               [f](const auto& in, DType) { return std::vector{ref::binary(in[0], in[1], f)}; }};
+        c.dtypes = {DType::u8};
+        cases.push_back(c);
+    }
     add_integer_binary(cases, "Add", [](double a, double b) { return a + b; });
     add_integer_binary(cases, "Sub", [](double a, double b) { return a - b; });
     add_integer_binary(cases, "Mul", [](double a, double b) { return a * b; });
@@ -155,6 +220,46 @@ std::vector<Case> elementwise_cases() {
     cases.push_back(cast_case("from bool [3,17]", booleans("X", {3, 17}), std::nullopt, kFloatTypes));
     cases.push_back(cast_case("i64 to i32 [17]", integers("X", {17}, -1000, 1000), DType::i32, {DType::i64}));
     cases.push_back(cast_case("i32 to i64 [17]", integers("X", {17}, -1000, 1000, DType::i32), DType::i64, {DType::i32}));
+    auto& c = cases;  // the products and reductions below
+    for (const auto& [a, b] : {std::pair<Shape, Shape>{{3, 4}, {4, 5}}, {{2, 3, 4}, {4, 5}}, {{2, 1, 3, 4}, {3, 4, 5}},
+                               {{4}, {4, 5}}, {{3, 4}, {4}}, {{33}, {33}}, {{2, 3, 17}, {17}}, {{17, 33}, {33, 17}},
+                               {{1, 64}, {64, 33}}, {{2, 3, 5}, {2, 5, 3}}, {{4, 65, 129}, {129, 67}},
+                               {{1, 1000}, {1000, 64}}})
+        c.push_back(accumulating({"MatMul", a.to_string() + " " + b.to_string(), {x("A", a), x("B", b)}, node("MatMul"),
+                                  [](const auto& v, DType) { return std::vector{ref::matmul(v[0], v[1])}; }}));
+
+    struct GemmSpec { int64_t m, k, n; bool ta, tb; float alpha, beta; std::optional<Shape> c; };
+    for (const auto& g : std::vector<GemmSpec>{{3, 4, 5, false, false, 1, 1, std::nullopt},
+                                               {3, 4, 5, true, false, 1, 1, Shape{5}},
+                                               {3, 4, 5, false, true, 1, 1, Shape{3, 1}},
+                                               {17, 33, 5, true, true, 0.5f, 2.0f, Shape{17, 5}},
+                                               {1, 17, 33, false, true, 1, 0.5f, Shape{1, 33}},
+                                               {5, 3, 7, false, false, 2.0f, 1, Shape{1}},
+                                               {4, 6, 2, false, false, 1, 1, Shape{}},
+                                               {130, 70, 90, false, true, 1, 1, Shape{90}},
+                                               // beta 1 with a bias row ([n] or [1,n]): CUDA's
+                                               // cuBLASLt bias epilogue, with transposes and alpha
+                                               {3, 4, 5, false, false, 1, 1, Shape{1, 5}},
+                                               {17, 33, 24, true, true, 1.5f, 1, Shape{24}},
+                                               {64, 48, 40, true, false, 0.5f, 1, Shape{1, 40}},
+                                               {1, 17, 33, false, true, -2.0f, 1, Shape{33}},
+                                               {6, 5, 1, false, true, 1, 1, Shape{1}}}) {
+        const Shape sa = g.ta ? Shape{g.k, g.m} : Shape{g.m, g.k}, sb = g.tb ? Shape{g.n, g.k} : Shape{g.k, g.n};
+        std::vector<InputSpec> inputs{x("A", sa), x("B", sb)};
+        if (g.c) inputs.push_back(x("C", *g.c));
+        const infer::Attributes attrs{{"transA", int64_t{g.ta}}, {"transB", int64_t{g.tb}}, {"alpha", g.alpha}, {"beta", g.beta}};
+        c.push_back(accumulating(
+            {"Gemm", sa.to_string() + " " + sb.to_string() + " C " + (g.c ? g.c->to_string() : "none") + " transA " +
+                         std::to_string(g.ta) + " transB " + std::to_string(g.tb) + " alpha " + std::to_string(g.alpha) +
+                         " beta " + std::to_string(g.beta),
+             inputs, node("Gemm", attrs), [g](const auto& v, DType) {
+                 return std::vector{ref::gemm(v[0], v[1], v.size() > 2 ? &v[2] : nullptr, g.ta, g.tb, g.alpha, g.beta)};
+             }}));
+    }
+
+    add_reduce(c, "ReduceMean", ref::Reduction::mean);
+    add_reduce(c, "ReduceSum", ref::Reduction::sum);
+    add_reduce(c, "ReduceMax", ref::Reduction::max);
     return cases;
 }
 

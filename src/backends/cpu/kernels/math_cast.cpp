@@ -3,7 +3,7 @@
 #include "backends/cpu/kernels/half_convert.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
-#include "backends/cpu/kernels/register.hpp"
+#include "backends/cpu/kernels/math_kernels.hpp"
 #include "core/ops/op_schema.hpp"
 
 #include <cmath>
@@ -118,7 +118,7 @@ void cast_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-void register_cast_kernels(KernelRegistry& r) {
+void register_math_cast_kernels(KernelRegistry& r) {
     for (DType t : kAllDTypes) r.add("Cast", t, cast_kernel);
 }
 

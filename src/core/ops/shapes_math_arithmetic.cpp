@@ -1,44 +1,21 @@
-// Shapes of elementwise, matrix and reduction ops.
-#include "core/ops/shape_functions.hpp"
+// Shapes of the math family's matrix products, broadcasting elementwise ops and the core
+// reductions (ReduceMean, ReduceSum, ReduceMax).
+#include "core/ops/shapes_math.hpp"
 
 #include <algorithm>
 #include <set>
 
 namespace infer::detail {
 
-DType dtype_same_as_kernel_input(const InferenceContext& ctx, size_t) {
-    const OpSchema* schema = ctx.node().id != kUnknownOp ? &op_schema(ctx.node().id) : find_op(ctx.node().op);
-    return ctx.dtype(static_cast<size_t>(schema->kernel_dtype_input));
-}
-DType dtype_bool(const InferenceContext&, size_t) { return DType::boolean; }
-DType dtype_i64(const InferenceContext&, size_t) { return DType::i64; }
-DType dtype_of_input1(const InferenceContext& ctx, size_t) { return ctx.dtype(1); }
-DType dtype_from_to_attribute(const InferenceContext& ctx, size_t) {
-    return dtype_from_onnx(ctx.attrs().get_int("to"));
-}
-DType dtype_from_value_attribute(const InferenceContext& ctx, size_t) {
-    return ctx.attrs().has("value") ? ctx.attrs().get_tensor("value").dtype() : DType::f32;
-}
-
-std::vector<Shape> shape_unary(const InferenceContext& ctx) { return {ctx.shape(0)}; }
-
-void check_same_dtypes(const InferenceContext& ctx, size_t first) {
-    for (size_t i = first + 1; i < ctx.num_inputs(); ++i)
-        if (ctx.has_input(i) && ctx.dtype(i) != ctx.dtype(first))
-            ctx.fail("input " + std::to_string(i) + " is " + std::string(dtype_name(ctx.dtype(i))) +
-                     " but input " + std::to_string(first) + " is " +
-                     std::string(dtype_name(ctx.dtype(first))));
-}
-
 std::vector<Shape> shape_broadcast(const InferenceContext& ctx) {
     const bool is_where = ctx.node().op == "Where";
     if (is_where && ctx.dtype(0) != DType::boolean)
         ctx.fail("condition must be bool, got " + std::string(dtype_name(ctx.dtype(0))));
-    if (ctx.node().op == "Pow" && ctx.dtype(0) != ctx.dtype(1))
-        throw Unsupported("node '" + ctx.node().name + "' (Pow): a " + std::string(dtype_name(ctx.dtype(1))) +
-                          " exponent for a " + std::string(dtype_name(ctx.dtype(0))) +
-                          " base is not supported; cast the exponent first");
-    check_same_dtypes(ctx, is_where ? 1 : 0);
+    // Pow's exponent may have another numeric dtype than its base (ONNX's T1, T2).
+    const bool is_pow = ctx.node().op == "Pow";
+    if (is_pow && (ctx.dtype(1) == DType::boolean || ctx.dtype(0) == DType::boolean))
+        ctx.fail("base and exponent must be numeric");
+    if (!is_pow) check_same_dtypes(ctx, is_where ? 1 : 0);
     Shape out = ctx.shape(0);
     for (size_t i = 1; i < ctx.num_inputs(); ++i) {
         try {
@@ -138,21 +115,6 @@ std::vector<Shape> shape_reduce(const InferenceContext& ctx) {
             dims.push_back(1);
     }
     return {Shape(dims)};
-}
-
-std::vector<Shape> shape_layer_norm(const InferenceContext& ctx) {
-    const Shape& in = ctx.shape(0);
-    size_t axis = 0;
-    try {
-        axis = in.normalize_axis(ctx.attrs().get_int("axis", -1));
-    } catch (const InvalidArgument& e) {
-        ctx.fail(e.what());
-    }
-    std::vector<int64_t> stat_dims(in.dims());
-    for (size_t i = axis; i < stat_dims.size(); ++i) stat_dims[i] = 1;
-    std::vector<Shape> shapes{in};
-    for (size_t i = 1; i < ctx.node().outputs.size(); ++i) shapes.push_back(Shape(stat_dims));
-    return shapes;
 }
 
 }  // namespace infer::detail

@@ -6,7 +6,7 @@
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
-#include "backends/cpu/kernels/register.hpp"
+#include "backends/cpu/kernels/math_kernels.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -155,7 +155,7 @@ void reduce_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-void register_reduce_kernels(KernelRegistry& r) {
+void register_math_reduce_sum_kernels(KernelRegistry& r) {
     add_floating(r, "ReduceSum", reduce_kernel<float, Sum, false>);
     add_floating(r, "ReduceMean", reduce_kernel<float, Sum, true>);
     add_floating(r, "ReduceMax", reduce_kernel<float, Max, false>);

@@ -2,7 +2,7 @@
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
-#include "backends/cpu/kernels/register.hpp"
+#include "backends/cpu/kernels/math_kernels.hpp"
 
 #include <Eigen/Core>
 #include <unsupported/Eigen/SpecialFunctions>
@@ -72,7 +72,7 @@ void add_signed_integer(KernelRegistry& r, DType type) {
 
 }  // namespace
 
-void register_unary_kernels(KernelRegistry& r) {
+void register_math_function_kernels(KernelRegistry& r) {
     add_floating(r, "Sqrt", float_unary([](const ConstArray& x, Array& y) { y = x.sqrt(); }));
     add_floating(r, "Reciprocal",
                  float_unary([](const ConstArray& x, Array& y) { y = x.inverse(); }));

@@ -1,4 +1,5 @@
-// Cases for matrix products, reductions, normalizations, convolution and pooling.
+// Op test cases of the neural family's layers: Softmax, the normalizations, convolution and
+// pooling.
 #include "op_case.hpp"
 
 namespace ops {
@@ -33,72 +34,10 @@ std::string window_label(const ref::Window& w) {
     return s;
 }
 
-void add_reduce(std::vector<Case>& c, const std::string& op, ref::Reduction kind) {
-    struct Spec { Shape in; std::optional<Dims> axes; bool keepdims; };
-    for (const auto& s : std::vector<Spec>{{{2, 3, 4}, Dims{1}, true}, {{2, 3, 4}, Dims{-1}, false},
-                                           {{2, 3, 4}, Dims{0, 2}, true}, {{3, 17, 33}, Dims{-2, -1}, false},
-                                           {{2, 3, 4}, std::nullopt, true}, {{5, 7}, std::nullopt, false},
-                                           {{33, 17}, Dims{0}, false}, {{1, 5, 1}, Dims{2}, true},
-                                           {{8, 4097}, Dims{1}, false}, {{1025, 64}, Dims{0}, true}}) {
-        infer::Attributes attrs{{"keepdims", int64_t{s.keepdims}}};
-        std::vector<Operand> operands{arg(0)};
-        if (s.axes) operands.push_back(ints(*s.axes));
-        const Dims axes = s.axes.value_or(Dims{});
-        c.push_back(accumulating({op, s.in.to_string() + " axes " + (s.axes ? dims_label(*s.axes) : "none") +
-                                          " keepdims " + std::to_string(s.keepdims),
-                                  {x("X", s.in)}, node(op, attrs, operands),
-                                  [=, keep = s.keepdims](const auto& v, DType) {
-                                      return std::vector{ref::reduce(v[0], kind, axes, keep)};
-                                  }}));
-    }
-    // noop_with_empty_axes: no axes means identity rather than "reduce everything".
-    c.push_back({op, "[3,4] noop_with_empty_axes", {x("X", {3, 4})}, node(op, {{"noop_with_empty_axes", int64_t{1}}}),
-                 [](const auto& v, DType) { return std::vector{v[0]}; }});
-}
 }  // namespace
 
-std::vector<Case> nn_cases() {
+std::vector<Case> neural_layers_cases() {
     std::vector<Case> c;
-    for (const auto& [a, b] : {std::pair<Shape, Shape>{{3, 4}, {4, 5}}, {{2, 3, 4}, {4, 5}}, {{2, 1, 3, 4}, {3, 4, 5}},
-                               {{4}, {4, 5}}, {{3, 4}, {4}}, {{33}, {33}}, {{2, 3, 17}, {17}}, {{17, 33}, {33, 17}},
-                               {{1, 64}, {64, 33}}, {{2, 3, 5}, {2, 5, 3}}, {{4, 65, 129}, {129, 67}},
-                               {{1, 1000}, {1000, 64}}})
-        c.push_back(accumulating({"MatMul", a.to_string() + " " + b.to_string(), {x("A", a), x("B", b)}, node("MatMul"),
-                                  [](const auto& v, DType) { return std::vector{ref::matmul(v[0], v[1])}; }}));
-
-    struct GemmSpec { int64_t m, k, n; bool ta, tb; float alpha, beta; std::optional<Shape> c; };
-    for (const auto& g : std::vector<GemmSpec>{{3, 4, 5, false, false, 1, 1, std::nullopt},
-                                               {3, 4, 5, true, false, 1, 1, Shape{5}},
-                                               {3, 4, 5, false, true, 1, 1, Shape{3, 1}},
-                                               {17, 33, 5, true, true, 0.5f, 2.0f, Shape{17, 5}},
-                                               {1, 17, 33, false, true, 1, 0.5f, Shape{1, 33}},
-                                               {5, 3, 7, false, false, 2.0f, 1, Shape{1}},
-                                               {4, 6, 2, false, false, 1, 1, Shape{}},
-                                               {130, 70, 90, false, true, 1, 1, Shape{90}},
-                                               // beta 1 with a bias row ([n] or [1,n]): CUDA's
-                                               // cuBLASLt bias epilogue, with transposes and alpha
-                                               {3, 4, 5, false, false, 1, 1, Shape{1, 5}},
-                                               {17, 33, 24, true, true, 1.5f, 1, Shape{24}},
-                                               {64, 48, 40, true, false, 0.5f, 1, Shape{1, 40}},
-                                               {1, 17, 33, false, true, -2.0f, 1, Shape{33}},
-                                               {6, 5, 1, false, true, 1, 1, Shape{1}}}) {
-        const Shape sa = g.ta ? Shape{g.k, g.m} : Shape{g.m, g.k}, sb = g.tb ? Shape{g.n, g.k} : Shape{g.k, g.n};
-        std::vector<InputSpec> inputs{x("A", sa), x("B", sb)};
-        if (g.c) inputs.push_back(x("C", *g.c));
-        const infer::Attributes attrs{{"transA", int64_t{g.ta}}, {"transB", int64_t{g.tb}}, {"alpha", g.alpha}, {"beta", g.beta}};
-        c.push_back(accumulating(
-            {"Gemm", sa.to_string() + " " + sb.to_string() + " C " + (g.c ? g.c->to_string() : "none") + " transA " +
-                         std::to_string(g.ta) + " transB " + std::to_string(g.tb) + " alpha " + std::to_string(g.alpha) +
-                         " beta " + std::to_string(g.beta),
-             inputs, node("Gemm", attrs), [g](const auto& v, DType) {
-                 return std::vector{ref::gemm(v[0], v[1], v.size() > 2 ? &v[2] : nullptr, g.ta, g.tb, g.alpha, g.beta)};
-             }}));
-    }
-
-    add_reduce(c, "ReduceMean", ref::Reduction::mean);
-    add_reduce(c, "ReduceSum", ref::Reduction::sum);
-    add_reduce(c, "ReduceMax", ref::Reduction::max);
-
     for (const auto& [in, axis] : {std::pair<Shape, int64_t>{{2, 3, 4}, -1}, {{2, 5, 4}, 1}, {{2, 3, 4}, 0},
                                    {{3, 33}, -1}, {{17}, 0}, {{2, 17, 3}, -2}, {{8, 1025}, -1},
                                    // rows a GPU gives one warp each: attention's, a partial
@@ -186,11 +125,32 @@ std::vector<Case> nn_cases() {
         {{1, 3, 9, 8}, {{3, 3}, {2, 3}, {}, {}, "SAME_UPPER"}},
         {{1, 2, 17}, {{4}, {3}, {}, {1, 2}}},                               // 1-D
         {{2, 8, 33, 33}, {{3, 3}, {2, 2}, {}, {1, 1, 1, 1}}},               // larger
+        {{1, 2, 5, 6, 7}, {{2, 3, 2}, {2, 2, 1}, {}, {1, 0, 1, 0, 1, 1}}},  // 3-D
+        {{2, 3, 4, 4, 5}, {{2, 2, 2}, {1, 2, 2}, {}, {}, "NOTSET", true}},  // 3-D, ceil_mode
     };
     for (const auto& p : pools)
         c.push_back({"MaxPool", p.x.to_string() + window_label(p.window), {x("X", p.x)},
                      node("MaxPool", window_attributes(p.window)),
                      [p](const auto& v, DType) { return std::vector{ref::max_pool(v[0], p.window)}; }});
+    // The Indices output, and integer MaxPool (exact, so no tolerance hides a wrong tap).
+    for (const auto& p : {pools[1], pools[5], pools[7]}) {
+        for (bool column_major : {false, true}) {
+            infer::Attributes attrs = window_attributes(p.window);
+            attrs.set("storage_order", int64_t{column_major});
+            c.push_back({"MaxPool", p.x.to_string() + window_label(p.window) + " with Indices, storage_order " +
+                                        std::to_string(column_major),
+                         {x("X", p.x)}, node("MaxPool", attrs, {}, 2), [p, column_major](const auto& v, DType) {
+                             return std::vector{ref::max_pool(v[0], p.window),
+                                                ref::max_pool_indices(v[0], p.window, column_major)};
+                         }});
+        }
+        Case integral{"MaxPool", p.x.to_string() + window_label(p.window) + " u8/i8",
+                      {integers("X", p.x, 0, 100, std::nullopt)}, node("MaxPool", window_attributes(p.window)),
+                      [p](const auto& v, DType) { return std::vector{ref::max_pool(v[0], p.window)}; }};
+        integral.dtypes = {DType::u8, DType::i8};
+        integral.cpu_optional = true;
+        c.push_back(integral);
+    }
     ref::Window dilated;
     dilated.kernel = {2, 2};
     dilated.dilations = {2, 2};

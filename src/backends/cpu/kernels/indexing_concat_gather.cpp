@@ -1,7 +1,7 @@
 // Concat, Split and Gather: copies of blocks chosen along one axis, for every dtype.
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
-#include "backends/cpu/kernels/register.hpp"
+#include "backends/cpu/kernels/indexing_kernels.hpp"
 
 #include <cstring>
 
@@ -110,7 +110,7 @@ void gather_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-void register_indexing_kernels(KernelRegistry& r) {
+void register_indexing_concat_gather(KernelRegistry& r) {
     for (DType t : kAllDTypes) {
         r.add("Concat", t, concat_kernel);
         r.add("Split", t, split_kernel);

@@ -3,7 +3,8 @@
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
-#include "backends/cpu/kernels/register.hpp"
+#include "backends/cpu/kernels/math_kernels.hpp"
+#include "core/element_convert.hpp"
 
 #include <cmath>
 #include <limits>
@@ -35,33 +36,47 @@ Kernel divide_kernel() {
             binary_kernel<T, T>([&node](T x, T y) -> T {
                 if (y == 0) throw InvalidArgument(node + ": integer division by zero");
                 // MIN / -1 overflows (and traps on x86); wrap like the other integer ops.
-                if (y == -1) return static_cast<T>(0 - static_cast<std::make_unsigned_t<T>>(x));
+                if constexpr (std::is_signed_v<T>)
+                    if (y == -1) return static_cast<T>(0 - static_cast<std::make_unsigned_t<T>>(x));
                 return x / y;
             })(ctx);
         };
     }
 }
 
-// Pow's exponent may have another dtype than its base; integer exponents are widened to f32.
+// Pow's exponent may have any numeric dtype, whatever the base's (ONNX's T1 and T2). An f32
+// base computes in f32 with the exponent converted to f32; other bases compute in double and
+// convert back, so integer bases truncate toward zero as ONNX's reference (numpy) does.
+const float* exponent_as_f32(KernelContext& ctx, const Tensor& exponent) {
+    if (exponent.dtype() == DType::f32) return exponent.data<float>();
+    auto* widened = static_cast<float*>(ctx.workspace(static_cast<size_t>(exponent.numel()) * sizeof(float)));
+    detail::convert_elements(exponent.raw_data(), exponent.dtype(), widened, DType::f32,
+                             static_cast<size_t>(exponent.numel()));
+    return widened;
+}
+
 void pow_kernel(KernelContext& ctx) {
     const Tensor& base = ctx.input(0);
     const Tensor& exponent = ctx.input(1);
     Tensor& out = ctx.output(0);
-    const auto op = [](float x, float y) { return y == 2.0f ? x * x : std::pow(x, y); };
-    const float* e = nullptr;
-    if (exponent.dtype() == DType::f32) {
-        e = exponent.data<float>();
-    } else if (exponent.dtype() == DType::i64 || exponent.dtype() == DType::i32) {
-        auto* widened = static_cast<float*>(
-            ctx.workspace(static_cast<size_t>(exponent.numel()) * sizeof(float)));
-        const std::vector<int64_t> values = read_ints(ctx, 1);
-        for (size_t i = 0; i < values.size(); ++i) widened[i] = static_cast<float>(values[i]);
-        e = widened;
-    } else {
-        unsupported(ctx, "exponent of dtype " + std::string(dtype_name(exponent.dtype())));
+    if (base.dtype() == DType::f32) {
+        broadcast_apply<float, float>(base.data<float>(), base.shape(), exponent_as_f32(ctx, exponent), exponent.shape(), out.data<float>(),
+                                       out.shape(), [](float x, float y) { return y == 2.0f ? x * x : std::pow(x, y); });
+        return;
     }
-    broadcast_apply<float, float>(base.data<float>(), base.shape(), e, exponent.shape(),
-                                   out.data<float>(), out.shape(), op);
+    // One workspace holds the double result, then the converted exponent and base behind it.
+    const size_t result_bytes = static_cast<size_t>(out.numel()) * sizeof(double);
+    const size_t exponent_bytes = static_cast<size_t>(exponent.numel()) * sizeof(double);
+    const size_t base_bytes = static_cast<size_t>(base.numel()) * sizeof(double);
+    auto* scratch = static_cast<unsigned char*>(ctx.workspace(result_bytes + exponent_bytes + base_bytes));
+    auto* e = reinterpret_cast<double*>(scratch + result_bytes);
+    auto* b = reinterpret_cast<double*>(scratch + result_bytes + exponent_bytes);
+    detail::convert_elements(exponent.raw_data(), exponent.dtype(), e, DType::f64, static_cast<size_t>(exponent.numel()));
+    detail::convert_elements(base.raw_data(), base.dtype(), b, DType::f64, static_cast<size_t>(base.numel()));
+    auto* result = reinterpret_cast<double*>(scratch);
+    broadcast_apply<double, double>(b, base.shape(), e, exponent.shape(), result, out.shape(),
+                                    [](double x, double y) { return std::pow(x, y); });
+    detail::convert_elements(result, DType::f64, out.raw_data(), out.dtype(), static_cast<size_t>(out.numel()));
 }
 
 // Where moves elements without looking at them, so it is written once per element size.
@@ -133,11 +148,12 @@ void add_comparisons(KernelRegistry& r, DType type) {
 
 }  // namespace
 
-void register_binary_kernels(KernelRegistry& r) {
+void register_math_arithmetic_kernels(KernelRegistry& r) {
     add_arithmetic<float>(r, DType::f32);
     add_arithmetic<double>(r, DType::f64);
     add_arithmetic<int32_t>(r, DType::i32);
     add_arithmetic<int64_t>(r, DType::i64);
+    add_arithmetic<uint8_t>(r, DType::u8);
     add_comparisons<float>(r, DType::f32);
     add_comparisons<double>(r, DType::f64);
     add_comparisons<int32_t>(r, DType::i32);
@@ -145,6 +161,7 @@ void register_binary_kernels(KernelRegistry& r) {
     for (const char* op : {"Add", "Sub", "Mul", "Div", "Equal", "Less", "Greater"})
         add_f32_compute(r, op);
     add_floating(r, "Pow", pow_kernel);
+    for (DType t : {DType::f64, DType::i32, DType::i64}) r.add("Pow", t, pow_kernel);
     r.add("Equal", DType::boolean,
           binary_kernel<bool, bool>([](bool x, bool y) { return x == y; }));
     for (DType t : kAllDTypes) r.add("Where", t, where_kernel);

@@ -5,8 +5,8 @@
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
-#include "backends/cpu/kernels/register.hpp"
-#include "core/ops/shape_functions.hpp"
+#include "backends/cpu/kernels/neural_kernels.hpp"
+#include "core/ops/shapes_neural.hpp"
 
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// References for ops that move elements around without arithmetic (and Range, which makes them).
+// Float64 references of the indexing family's ops that move elements around without arithmetic (and Range, which makes them).
 #include "reference.hpp"
 
 #include <algorithm>

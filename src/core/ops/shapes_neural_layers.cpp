@@ -1,5 +1,6 @@
-// Shapes of convolution, pooling and normalization ops over [N, C, spatial...] tensors.
-#include "core/ops/shape_functions.hpp"
+// Shapes of the neural family's layers: convolution, pooling and normalization ops over
+// [N, C, spatial...] tensors, and LayerNormalization.
+#include "core/ops/shapes_neural.hpp"
 
 #include <algorithm>
 
@@ -91,15 +92,13 @@ std::vector<Shape> shape_conv(const InferenceContext& ctx) {
 }
 
 std::vector<Shape> shape_pool(const InferenceContext& ctx) {
-    if (ctx.node().outputs.size() > 1)
-        throw Unsupported("node '" + ctx.node().name + "' (" + ctx.node().op +
-                          "): the Indices output is not supported");
+    if (ctx.node().outputs.size() > 1 && ctx.node().op != "MaxPool")
+        ctx.fail("only MaxPool has a second output (Indices)");
     if (!ctx.attrs().has("kernel_shape")) ctx.fail("kernel_shape is required");
     if (ctx.shape(0).rank() < 3)
         ctx.fail("input must be [N, C, spatial...], got " + ctx.shape(0).to_string());
-    if (ctx.attrs().get_int("storage_order", 0) != 0)
-        throw Unsupported("node '" + ctx.node().name + "': storage_order 1 is not supported");
-    return windowed_shape(ctx, ctx.shape(0)[1], {});
+    const std::vector<Shape> y = windowed_shape(ctx, ctx.shape(0)[1], {});
+    return std::vector<Shape>(ctx.node().outputs.size(), y[0]);  // Y, and Indices of Y's shape
 }
 
 std::vector<Shape> shape_global_pool(const InferenceContext& ctx) {
@@ -123,6 +122,21 @@ std::vector<Shape> shape_batch_norm(const InferenceContext& ctx) {
             ctx.fail("input " + std::to_string(i) + " " + ctx.shape(i).to_string() +
                      " must be [C] with C = " + std::to_string(x[1]));
     return {x};
+}
+
+std::vector<Shape> shape_layer_norm(const InferenceContext& ctx) {
+    const Shape& in = ctx.shape(0);
+    size_t axis = 0;
+    try {
+        axis = in.normalize_axis(ctx.attrs().get_int("axis", -1));
+    } catch (const InvalidArgument& e) {
+        ctx.fail(e.what());
+    }
+    std::vector<int64_t> stat_dims(in.dims());
+    for (size_t i = axis; i < stat_dims.size(); ++i) stat_dims[i] = 1;
+    std::vector<Shape> shapes{in};
+    for (size_t i = 1; i < ctx.node().outputs.size(); ++i) shapes.push_back(Shape(stat_dims));
+    return shapes;
 }
 
 }  // namespace infer::detail

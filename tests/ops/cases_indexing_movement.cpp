@@ -1,5 +1,5 @@
-// Cases for ops that rearrange tensors, and for the shape-making ops Shape,
-// ConstantOfShape and Range (whose value-carrying inputs are constants).
+// Op test cases of the indexing family's movement ops (reshaping, transposing, joining,
+// cutting, gathering) and of the shape-making ops Shape, ConstantOfShape and Range (whose value-carrying inputs are constants).
 #include "op_case.hpp"
 #include "precision.hpp"
 
@@ -39,7 +39,7 @@ infer::Value scalar(infer::GraphBuilder& b, DType type, double value) {
 }
 }  // namespace
 
-std::vector<Case> tensor_cases() {
+std::vector<Case> indexing_movement_cases() {
     std::vector<Case> c;
     for (const auto& [in, target] : {std::pair<Shape, Dims>{{2, 3, 4}, {4, -1}}, {{2, 3, 4}, {0, 12}},
                                      {{2, 3, 4}, {24}}, {{17}, {1, 17, 1}}, {{6, 1, 5}, {-1, 0, 3, 2}}, {{1}, {}}})

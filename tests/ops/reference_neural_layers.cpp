@@ -1,4 +1,5 @@
-// References for matrix products, reductions, normalizations, convolution and pooling.
+// Float64 references of the neural family's layers: Softmax, the normalizations, convolution
+// and pooling.
 #include "reference.hpp"
 
 #include <algorithm>
@@ -6,94 +7,6 @@
 #include <limits>
 
 namespace ref {
-
-RefTensor matmul(const RefTensor& a_in, const RefTensor& b_in) {
-    // 1-D operands become matrices ([K] -> [1,K] on the left, [K,1] on the right) and the
-    // added dimension is dropped from the result, as numpy.matmul does.
-    RefTensor a = a_in, b = b_in;
-    if (a.shape.rank() == 1) a.shape = infer::Shape({1, a.shape[0]});
-    if (b.shape.rank() == 1) b.shape = infer::Shape({b.shape[0], 1});
-    const size_t ra = a.shape.rank(), rb = b.shape.rank();
-    const int64_t m = a.shape[ra - 2], k = a.shape[ra - 1], n = b.shape[rb - 1];
-    const infer::Shape batch_a(Dims(a.shape.begin(), a.shape.end() - 2));
-    const infer::Shape batch_b(Dims(b.shape.begin(), b.shape.end() - 2));
-    const infer::Shape batch = broadcast_shapes(batch_a, batch_b);
-    Dims out_dims = batch.dims();
-    out_dims.push_back(m);
-    out_dims.push_back(n);
-    RefTensor out{infer::Shape(out_dims), {}};
-    for (int64_t i = 0; i < numel(out.shape); ++i) {
-        const Dims o = unravel(i, out.shape);
-        Dims ia(o.end() - 2 - static_cast<int64_t>(batch_a.rank()), o.end());
-        Dims ib(o.end() - 2 - static_cast<int64_t>(batch_b.rank()), o.end());
-        // Broadcast batch dimensions of size 1.
-        for (size_t d = 0; d < batch_a.rank(); ++d) if (batch_a[d] == 1) ia[d] = 0;
-        for (size_t d = 0; d < batch_b.rank(); ++d) if (batch_b[d] == 1) ib[d] = 0;
-        double sum = 0;
-        for (int64_t p = 0; p < k; ++p) {
-            ia[ia.size() - 1] = p;                        // a[..., row, p]
-            ib[ib.size() - 2] = p;                        // b[..., p, col]
-            ib[ib.size() - 1] = o[o.size() - 1];
-            sum += a.data[static_cast<size_t>(ravel(ia, a.shape))] *
-                   b.data[static_cast<size_t>(ravel(ib, b.shape))];
-        }
-        out.data.push_back(sum);
-    }
-    Dims final_dims = batch.dims();
-    if (a_in.shape.rank() != 1) final_dims.push_back(m);
-    if (b_in.shape.rank() != 1) final_dims.push_back(n);
-    out.shape = infer::Shape(final_dims);
-    return out;
-}
-
-RefTensor gemm(const RefTensor& a, const RefTensor& b, const RefTensor* c, bool trans_a,
-               bool trans_b, double alpha, double beta) {
-    const int64_t m = trans_a ? a.shape[1] : a.shape[0], k = trans_a ? a.shape[0] : a.shape[1];
-    const int64_t n = trans_b ? b.shape[0] : b.shape[1];
-    RefTensor out{infer::Shape({m, n}), {}};
-    for (int64_t i = 0; i < m; ++i) {
-        for (int64_t j = 0; j < n; ++j) {
-            double sum = 0;
-            for (int64_t p = 0; p < k; ++p) {
-                const double av = trans_a ? a.data[static_cast<size_t>(p * m + i)] : a.data[static_cast<size_t>(i * k + p)];
-                const double bv = trans_b ? b.data[static_cast<size_t>(j * k + p)] : b.data[static_cast<size_t>(p * n + j)];
-                sum += av * bv;
-            }
-            double value = alpha * sum;
-            if (c) value += beta * broadcast_at(*c, {i, j});
-            out.data.push_back(value);
-        }
-    }
-    return out;
-}
-
-RefTensor reduce(const RefTensor& x, Reduction kind, Dims axes, bool keepdims,
-                 bool noop_with_empty_axes) {
-    const int64_t rank = static_cast<int64_t>(x.shape.rank());
-    if (axes.empty() && noop_with_empty_axes) return x;
-    std::vector<bool> reduced(static_cast<size_t>(rank), axes.empty());
-    for (int64_t a : axes) reduced[static_cast<size_t>(normalize_axis(a, rank))] = true;
-    Dims kept_dims;  // the output shape with reduced axes as 1
-    for (size_t i = 0; i < x.shape.rank(); ++i) kept_dims.push_back(reduced[i] ? 1 : x.shape[i]);
-    const infer::Shape kept(kept_dims);
-    std::vector<double> acc(static_cast<size_t>(numel(kept)),
-                            kind == Reduction::max ? -std::numeric_limits<double>::infinity() : 0.0);
-    std::vector<int64_t> count(acc.size(), 0);
-    for (int64_t i = 0; i < numel(x.shape); ++i) {
-        Dims index = unravel(i, x.shape);
-        for (size_t d = 0; d < index.size(); ++d) if (reduced[d]) index[d] = 0;
-        const auto o = static_cast<size_t>(ravel(index, kept));
-        const double v = x.data[static_cast<size_t>(i)];
-        acc[o] = kind == Reduction::max ? std::max(acc[o], v) : acc[o] + v;
-        ++count[o];
-    }
-    if (kind == Reduction::mean)
-        for (size_t o = 0; o < acc.size(); ++o) acc[o] /= static_cast<double>(count[o]);
-    Dims out_dims;
-    for (size_t i = 0; i < x.shape.rank(); ++i)
-        if (!reduced[i] || keepdims) out_dims.push_back(kept_dims[i]);
-    return {infer::Shape(out_dims), acc};
-}
 
 RefTensor softmax(const RefTensor& x, int64_t axis) {
     const auto a = static_cast<size_t>(normalize_axis(axis, static_cast<int64_t>(x.shape.rank())));
@@ -262,6 +175,29 @@ RefTensor max_pool(const RefTensor& x, Window window) {
             if (input_position(window, g, in_spatial, pos, unravel(t, kernel), in))
                 best = std::max(best, at(x, n, c, in));
         return best;
+    });
+}
+
+RefTensor max_pool_indices(const RefTensor& x, Window window, bool column_major) {
+    const Geometry g = geometry(window, x);
+    const infer::Shape kernel(window.kernel), in_spatial = spatial_of(x.shape);
+    Dims in;
+    return over_outputs(x.shape[0], x.shape[1], g.out_spatial, [&](int64_t n, int64_t c, const Dims& pos) {
+        double best = -std::numeric_limits<double>::infinity();
+        int64_t best_at = -1;
+        for (int64_t t = 0; t < numel(kernel); ++t)
+            if (input_position(window, g, in_spatial, pos, unravel(t, kernel), in) && (best_at < 0 || at(x, n, c, in) > best)) {
+                best = at(x, n, c, in);
+                // Row-major over [N, C, spatial...]; column-major reverses the spatial axes.
+                Dims index{n, c}, dims{x.shape[0], x.shape[1]};
+                for (size_t i = 0; i < in.size(); ++i) {
+                    const size_t axis = column_major ? in.size() - 1 - i : i;
+                    index.push_back(in[axis]);
+                    dims.push_back(x.shape[axis + 2]);
+                }
+                best_at = ravel(index, infer::Shape(dims));
+            }
+        return static_cast<double>(best_at);
     });
 }
 

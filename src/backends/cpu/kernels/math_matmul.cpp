@@ -4,7 +4,7 @@
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
-#include "backends/cpu/kernels/register.hpp"
+#include "backends/cpu/kernels/math_kernels.hpp"
 #include "backends/cpu/kernels/strided_copy.hpp"
 
 #include <algorithm>
@@ -98,7 +98,7 @@ void gemm_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-void register_matmul_kernels(KernelRegistry& r) {
+void register_math_matmul_kernels(KernelRegistry& r) {
     add_floating(r, "MatMul", matmul_kernel);
     add_floating(r, "Gemm", gemm_kernel);
 }

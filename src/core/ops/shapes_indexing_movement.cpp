@@ -1,5 +1,6 @@
-// Shapes of ops that rearrange tensors: reshape, transpose, concat, split, slice, gather, ...
-#include "core/ops/shape_functions.hpp"
+// Shapes of the indexing family's ops that rearrange tensors (reshape, transpose, concat, split,
+// slice, gather, ...) and of the shape-making ops Shape, ConstantOfShape and Range.
+#include "core/ops/shapes_indexing.hpp"
 
 #include <algorithm>
 #include <cmath>

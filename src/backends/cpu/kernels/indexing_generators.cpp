@@ -1,6 +1,6 @@
 // Ops whose output does not come from input elements: Shape, ConstantOfShape and Range.
 #include "backends/cpu/kernels/kernel_util.hpp"
-#include "backends/cpu/kernels/register.hpp"
+#include "backends/cpu/kernels/indexing_kernels.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -58,7 +58,7 @@ void range_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-void register_generator_kernels(KernelRegistry& r) {
+void register_indexing_generators(KernelRegistry& r) {
     for (DType t : kAllDTypes) r.add("Shape", t, shape_kernel);
     r.add("ConstantOfShape", {DType::i64, DType::i32}, constant_of_shape_kernel);
     r.add("Range", DType::f32, range_kernel<float>);

@@ -4,6 +4,11 @@
 
 namespace infer::cpu {
 
+void register_math_arithmetic_kernels(KernelRegistry& registry);  // Add ... Greater, Where
+void register_math_function_kernels(KernelRegistry& registry);    // Sqrt ... Gelu, Not
+void register_math_cast_kernels(KernelRegistry& registry);        // Cast
+void register_math_matmul_kernels(KernelRegistry& registry);      // MatMul, Gemm
+void register_math_reduce_sum_kernels(KernelRegistry& registry);  // ReduceMean/Sum/Max
 void register_math_unary_kernels(KernelRegistry& registry);       // trigonometry, rounding, IsNaN
 void register_math_activation_kernels(KernelRegistry& registry);  // LeakyRelu ... Mish
 void register_math_binary_kernels(KernelRegistry& registry);      // Mod, logic, PRelu, Clip

@@ -5,7 +5,7 @@
 #include "backends/cuda/indexing.cuh"
 #include "backends/cuda/packed.cuh"
 
-#include "core/ops/shape_functions.hpp"
+#include "core/ops/shapes_indexing.hpp"
 
 #include <numeric>
 

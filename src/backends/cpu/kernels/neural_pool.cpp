@@ -1,0 +1,156 @@
+// MaxPool (with its Indices output), AveragePool (1-D to 3-D windows) and GlobalAveragePool
+// over [N, C, spatial...].
+#include "backends/cpu/kernels/half_boundary.hpp"
+#include "backends/cpu/kernels/kernel_util.hpp"
+#include "backends/cpu/kernels/parallel.hpp"
+#include "backends/cpu/kernels/neural_kernels.hpp"
+#include "core/ops/shapes_neural.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+namespace infer::cpu {
+
+namespace {
+
+// One spatial axis of a pooling window; 1-D and 2-D pools get trivial leading axes, so one
+// loop nest serves 1-D, 2-D and 3-D windows.
+struct PoolAxis {
+    int64_t in, kernel, stride, dilation, pad_begin, pad_end, out;
+};
+constexpr size_t kPoolAxes = 3;
+
+std::array<PoolAxis, kPoolAxes> pool_axes(const KernelContext& ctx, const Shape& x) {
+    const size_t spatial = x.rank() - 2;
+    if (spatial < 1 || spatial > kPoolAxes)
+        unsupported(ctx, std::to_string(spatial) + "-D pooling (only 1-D to 3-D)");
+    const detail::WindowParams p = detail::read_window_params(ctx.attrs(), spatial, {});
+    const std::vector<int64_t> in(x.dims().begin() + 2, x.dims().end());
+    const std::vector<detail::WindowGeometry> g = detail::window_geometry(p, in);
+    std::array<PoolAxis, kPoolAxes> axes;
+    axes.fill(PoolAxis{1, 1, 1, 1, 0, 0, 1});
+    for (size_t i = 0; i < spatial; ++i)
+        axes[kPoolAxes - spatial + i] = PoolAxis{in[i],          p.kernel[i],  p.strides[i], p.dilations[i],
+                                                 g[i].pad_begin, g[i].pad_end, g[i].out};
+    return axes;
+}
+
+// Window taps [first, last) of output `o` that fall inside the input, and the number of taps
+// inside the padded input (what count_include_pad divides by).
+struct Taps {
+    int64_t first, last, padded;
+};
+Taps taps(const PoolAxis& a, int64_t o) {
+    const int64_t start = o * a.stride - a.pad_begin;
+    const auto position = [&](int64_t k) { return start + k * a.dilation; };
+    Taps t{0, a.kernel, 0};
+    while (t.first < a.kernel && position(t.first) < 0) ++t.first;
+    while (t.last > t.first && position(t.last - 1) >= a.in) --t.last;
+    for (int64_t k = 0; k < a.kernel; ++k)
+        if (position(k) >= -a.pad_begin && position(k) < a.in + a.pad_end) ++t.padded;
+    return t;
+}
+
+// storage_order 1: Indices count the spatial axes in column-major order (the first fastest);
+// the unit leading axes of 1-D and 2-D pools add nothing.
+int64_t column_index(const std::array<PoolAxis, kPoolAxes>& a, int64_t row_major) {
+    const int64_t w = row_major % a[2].in, h = row_major / a[2].in % a[1].in, d = row_major / (a[2].in * a[1].in);
+    return (w * a[1].in + h) * a[0].in + d;
+}
+
+// T is float for AveragePool and for MaxPool of floats (f16/bf16 convert at the boundary), or
+// an integer type for MaxPool. MaxPool's optional Indices output gets the flat (row-major)
+// index into X of each maximum, the first one on ties.
+template <bool kMax, class T>
+void pool_kernel(KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    Tensor& y = ctx.output(0);
+    const std::array<PoolAxis, kPoolAxes> a = pool_axes(ctx, x.shape());
+    const bool include_pad = ctx.attrs().get_int("count_include_pad", 0) != 0;
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+    int64_t* indices = kMax && ctx.num_outputs() > 1 ? ctx.output(1).data<int64_t>() : nullptr;
+    const bool column_major = ctx.attrs().get_int("storage_order", 0) != 0;
+    const int64_t planes = x.shape()[0] * x.shape()[1];
+    // Every plane shares the window bounds, so they are worked out once per axis.
+    int64_t total = 0;
+    for (const PoolAxis& axis : a) total += axis.out;
+    auto* bounds = static_cast<Taps*>(ctx.workspace(sizeof(Taps) * static_cast<size_t>(total)));
+    std::array<Taps*, kPoolAxes> axis_taps;
+    for (size_t d = 0, at = 0; d < kPoolAxes; at += static_cast<size_t>(a[d].out), ++d) {
+        axis_taps[d] = bounds + at;
+        for (int64_t o = 0; o < a[d].out; ++o) axis_taps[d][o] = taps(a[d], o);
+    }
+    const int64_t in_size = a[0].in * a[1].in * a[2].in, out_size = a[0].out * a[1].out * a[2].out;
+    const int64_t work = out_size * a[0].kernel * a[1].kernel * a[2].kernel;
+    parallel_for(planes, grain_for(work), [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p) {
+            const T* in = px + p * in_size;
+            int64_t o = p * out_size;
+            for (int64_t od = 0; od < a[0].out; ++od)
+                for (int64_t oh = 0; oh < a[1].out; ++oh)
+                    for (int64_t ow = 0; ow < a[2].out; ++ow, ++o) {
+                        const Taps td = axis_taps[0][od], th = axis_taps[1][oh], tw = axis_taps[2][ow];
+                        const int64_t id0 = od * a[0].stride - a[0].pad_begin;
+                        const int64_t ih0 = oh * a[1].stride - a[1].pad_begin;
+                        const int64_t iw0 = ow * a[2].stride - a[2].pad_begin;
+                        T best = std::numeric_limits<T>::lowest();
+                        if constexpr (std::numeric_limits<T>::has_infinity) best = -std::numeric_limits<T>::infinity();
+                        int64_t best_at = -1;
+                        double sum = 0;
+                        for (int64_t kd = td.first; kd < td.last; ++kd)
+                            for (int64_t kh = th.first; kh < th.last; ++kh) {
+                                const int64_t row = ((id0 + kd * a[0].dilation) * a[1].in + ih0 + kh * a[1].dilation) * a[2].in;
+                                for (int64_t kw = tw.first; kw < tw.last; ++kw) {
+                                    const int64_t at = row + iw0 + kw * a[2].dilation;
+                                    const T v = in[at];
+                                    if constexpr (kMax) {
+                                        if (best_at < 0 || (best == best && (v > best || v != v))) best = v, best_at = at;
+                                    } else {
+                                        sum += static_cast<double>(v);
+                                    }
+                                }
+                            }
+                        if constexpr (kMax) {
+                            py[o] = best;
+                            if (indices) indices[o] = p * in_size + (column_major ? column_index(a, best_at) : best_at);
+                        } else {
+                            const int64_t count = include_pad ? td.padded * th.padded * tw.padded
+                                                              : (td.last - td.first) * (th.last - th.first) * (tw.last - tw.first);
+                            py[o] = static_cast<T>(sum / static_cast<double>(count));
+                        }
+                    }
+        }
+    });
+}
+
+void global_average_pool_kernel(KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    const std::vector<int64_t>& dims = x.shape().dims();
+    const int64_t planes = dims[0] * dims[1], size = product(dims, 2, dims.size());
+    const float* px = x.data<float>();
+    float* py = ctx.output(0).data<float>();
+    parallel_for(planes, grain_for(size), [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p) {
+            double sum = 0;
+            for (int64_t i = 0; i < size; ++i) sum += px[p * size + i];
+            py[p] = static_cast<float>(sum / static_cast<double>(size));
+        }
+    });
+}
+
+}  // namespace
+
+void register_pool_kernels(KernelRegistry& r) {
+    add_floating(r, "MaxPool", pool_kernel<true, float>);
+    r.add("MaxPool", DType::u8, pool_kernel<true, uint8_t>);
+    r.add("MaxPool", DType::i8, pool_kernel<true, int8_t>);
+    r.add("MaxPool", DType::f64, pool_kernel<true, double>);
+    add_floating(r, "AveragePool", pool_kernel<false, float>);
+    r.add("AveragePool", DType::f64, pool_kernel<false, double>);
+    add_floating(r, "GlobalAveragePool", global_average_pool_kernel);
+}
+
+}  // namespace infer::cpu
