@@ -1,0 +1,76 @@
+// TransformerBlocks: the standard-op forms PyTorch's exporter writes for transformers' layers.
+#include "core/models/transformer_blocks.hpp"
+
+#include <infer/error.hpp>
+
+#include <cmath>
+#include <limits>
+
+namespace infer::detail {
+
+Value TransformerBlocks::scalar(float value) { return b_.constant(Tensor::from_vector(std::vector<float>{value}, Shape{})); }
+
+Value TransformerBlocks::weight(const std::string& name, const std::vector<int64_t>& expected) {
+    return b_.constant(checkpoint_.weight(name, expected), name);
+}
+
+Value TransformerBlocks::linear(Value x, const std::string& name, int64_t in, int64_t out) {
+    const Value w = b_.constant(checkpoint_.linear_weight(name + ".weight", in, out), name + ".weight");
+    const Value product = b_.matmul(x, w);
+    if (!checkpoint_.has(name + ".bias")) return product;
+    return b_.add(product, weight(name + ".bias", {out}));
+}
+
+Value TransformerBlocks::layer_norm(Value x, const std::string& name, int64_t width, double epsilon) {
+    return b_.layer_norm(x, weight(name + ".weight", {width}), weight(name + ".bias", {width}), -1,
+                         static_cast<float>(epsilon));
+}
+
+Value TransformerBlocks::activation(Value x, const std::string& name) {
+    if (name == "gelu") return b_.gelu(x);
+    if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast")
+        return b_.op1("Gelu", {x}, {{"approximate", std::string("tanh")}});
+    if (name == "relu") return b_.relu(x);
+    throw Unsupported(checkpoint_.folder().string() + ": activation '" + name + "' is not supported");
+}
+
+Value TransformerBlocks::padding_bias(Value attention_mask) {
+    const Value attend = b_.cast(b_.op1("Unsqueeze", {attention_mask, b_.constant_i64({1, 2})}), DType::boolean);
+    return b_.op1("Where", {attend, scalar(0.0f), scalar(std::numeric_limits<float>::lowest())});
+}
+
+Value TransformerBlocks::split_heads(Value x, int64_t heads, int64_t depth, const std::vector<int64_t>& perm) {
+    // 0 keeps the batch and sequence dimensions as they come (ONNX Reshape without allowzero).
+    return b_.transpose(b_.reshape(x, {0, 0, heads, depth}), perm);
+}
+
+Value TransformerBlocks::self_attention(Value x, Value bias, const std::string& query, const std::string& key,
+                                        const std::string& value, int64_t hidden, int64_t heads) {
+    if (heads <= 0 || hidden % heads != 0)
+        throw ModelError(checkpoint_.folder().string() + ": a width of " + std::to_string(hidden) +
+                         " does not split into " + std::to_string(heads) + " attention heads");
+    const int64_t depth = hidden / heads;
+    const Value q = split_heads(linear(x, query, hidden, hidden), heads, depth, {0, 2, 1, 3});
+    const Value k = split_heads(linear(x, key, hidden, hidden), heads, depth, {0, 2, 3, 1});
+    const Value v = split_heads(linear(x, value, hidden, hidden), heads, depth, {0, 2, 1, 3});
+    Value scores = b_.mul(b_.matmul(q, k), scalar(static_cast<float>(1.0 / std::sqrt(static_cast<double>(depth)))));
+    if (bias.present()) scores = b_.add(scores, bias);
+    const Value context = b_.matmul(b_.softmax(scores, -1), v);
+    return b_.reshape(b_.transpose(context, {0, 2, 1, 3}), {0, 0, hidden});
+}
+
+Value TransformerBlocks::post_norm_layer(Value x, Value bias, const PostNormLayer& layer) {
+    const Value attended = self_attention(x, bias, layer.query, layer.key, layer.value, layer.hidden, layer.heads);
+    const Value projected = linear(attended, layer.attention_output, layer.hidden, layer.hidden);
+    const Value normed = layer_norm(b_.add(projected, x), layer.attention_norm, layer.hidden, layer.epsilon);
+    const Value expanded =
+        activation(linear(normed, layer.intermediate, layer.hidden, layer.intermediate_size), layer.activation);
+    const Value contracted = linear(expanded, layer.output, layer.intermediate_size, layer.hidden);
+    return layer_norm(b_.add(contracted, normed), layer.output_norm, layer.hidden, layer.epsilon);
+}
+
+Value TransformerBlocks::sequence_length(Value ids) {
+    return b_.op1("Gather", {b_.op1("Shape", {ids}), b_.constant_i64({1})}, {{"axis", int64_t{0}}});
+}
+
+}  // namespace infer::detail
