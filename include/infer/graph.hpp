@@ -43,6 +43,11 @@ public:
     static Graph load_from_bytes(const void* data, size_t size, const std::string& name = "model",
                                  const std::string& base_dir = ".");
 
+    // Writes the graph as an ONNX model (opset 20, weights inside the file), for other runtimes
+    // to run the same graph: one built with GraphBuilder or from a checkpoint, for instance.
+    // Throws Unsupported above ONNX's 2 GiB limit, InvalidArgument when the file cannot be written.
+    void save_onnx(const std::string& path) const;
+
     const std::string& name() const;
     const std::vector<TensorInfo>& inputs() const;
     const std::vector<TensorInfo>& outputs() const;
