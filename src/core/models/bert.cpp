@@ -57,25 +57,13 @@ EncoderGraph build_bert(GraphBuilder& b, HfCheckpoint& checkpoint) {
     Value x = blocks.layer_norm(embedded, "embeddings.LayerNorm", hidden, epsilon);
 
     const Value bias = blocks.padding_bias(graph.attention_mask);
-    const int64_t layers = checkpoint.config_int("num_hidden_layers");
-    for (int64_t i = 0; i < layers; ++i) {
-        const std::string at = "encoder.layer." + std::to_string(i) + ".";
-        x = blocks.post_norm_layer(
-            x, bias,
-            {.query = at + "attention.self.query",
-             .key = at + "attention.self.key",
-             .value = at + "attention.self.value",
-             .attention_output = at + "attention.output.dense",
-             .attention_norm = at + "attention.output.LayerNorm",
-             .intermediate = at + "intermediate.dense",
-             .output = at + "output.dense",
-             .output_norm = at + "output.LayerNorm",
-             .hidden = hidden,
-             .heads = checkpoint.config_int("num_attention_heads"),
-             .intermediate_size = checkpoint.config_int("intermediate_size"),
-             .epsilon = epsilon,
-             .activation = checkpoint.config_string("hidden_act", "gelu")});
-    }
+    const PostNormNames names{"encoder.layer.", "attention.self.query", "attention.self.key", "attention.self.value",
+                              "attention.output.dense", "attention.output.LayerNorm", "intermediate.dense",
+                              "output.dense", "output.LayerNorm"};
+    x = blocks.post_norm_layers(x, bias, names,
+                                {checkpoint.config_int("num_hidden_layers"), hidden,
+                                 checkpoint.config_int("num_attention_heads"), checkpoint.config_int("intermediate_size"),
+                                 epsilon, checkpoint.config_string("hidden_act", "gelu")});
     graph.last_hidden_state = x;
     return graph;
 }

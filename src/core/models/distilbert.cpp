@@ -24,24 +24,12 @@ EncoderGraph build_distilbert(GraphBuilder& b, HfCheckpoint& checkpoint) {
     Value x = blocks.layer_norm(b.add(words, positions), "embeddings.LayerNorm", hidden, kEpsilon);
 
     const Value bias = blocks.padding_bias(graph.attention_mask);
-    const int64_t layers = checkpoint.config_int("n_layers");
-    for (int64_t i = 0; i < layers; ++i) {
-        const std::string at = "transformer.layer." + std::to_string(i) + ".";
-        x = blocks.post_norm_layer(x, bias,
-                                   {.query = at + "attention.q_lin",
-                                    .key = at + "attention.k_lin",
-                                    .value = at + "attention.v_lin",
-                                    .attention_output = at + "attention.out_lin",
-                                    .attention_norm = at + "sa_layer_norm",
-                                    .intermediate = at + "ffn.lin1",
-                                    .output = at + "ffn.lin2",
-                                    .output_norm = at + "output_layer_norm",
-                                    .hidden = hidden,
-                                    .heads = checkpoint.config_int("n_heads"),
-                                    .intermediate_size = checkpoint.config_int("hidden_dim"),
-                                    .epsilon = kEpsilon,
-                                    .activation = checkpoint.config_string("activation", "gelu")});
-    }
+    const PostNormNames names{"transformer.layer.", "attention.q_lin", "attention.k_lin", "attention.v_lin",
+                              "attention.out_lin", "sa_layer_norm", "ffn.lin1", "ffn.lin2", "output_layer_norm"};
+    x = blocks.post_norm_layers(x, bias, names,
+                                {checkpoint.config_int("n_layers"), hidden, checkpoint.config_int("n_heads"),
+                                 checkpoint.config_int("hidden_dim"), kEpsilon,
+                                 checkpoint.config_string("activation", "gelu")});
     graph.last_hidden_state = x;
     return graph;
 }

@@ -59,14 +59,18 @@ Value TransformerBlocks::self_attention(Value x, Value bias, const std::string& 
     return b_.reshape(b_.transpose(context, {0, 2, 1, 3}), {0, 0, hidden});
 }
 
-Value TransformerBlocks::post_norm_layer(Value x, Value bias, const PostNormLayer& layer) {
-    const Value attended = self_attention(x, bias, layer.query, layer.key, layer.value, layer.hidden, layer.heads);
-    const Value projected = linear(attended, layer.attention_output, layer.hidden, layer.hidden);
-    const Value normed = layer_norm(b_.add(projected, x), layer.attention_norm, layer.hidden, layer.epsilon);
-    const Value expanded =
-        activation(linear(normed, layer.intermediate, layer.hidden, layer.intermediate_size), layer.activation);
-    const Value contracted = linear(expanded, layer.output, layer.intermediate_size, layer.hidden);
-    return layer_norm(b_.add(contracted, normed), layer.output_norm, layer.hidden, layer.epsilon);
+Value TransformerBlocks::post_norm_layers(Value x, Value bias, const PostNormNames& names, const PostNormSizes& sizes) {
+    const int64_t hidden = sizes.hidden, intermediate = sizes.intermediate;
+    for (int64_t i = 0; i < sizes.layers; ++i) {
+        const std::string at = names.prefix + std::to_string(i) + ".";
+        const Value attended = self_attention(x, bias, at + names.query, at + names.key, at + names.value, hidden, sizes.heads);
+        const Value projected = linear(attended, at + names.attention_output, hidden, hidden);
+        const Value normed = layer_norm(b_.add(projected, x), at + names.attention_norm, hidden, sizes.epsilon);
+        const Value expanded = activation(linear(normed, at + names.intermediate, hidden, intermediate), sizes.activation);
+        const Value contracted = linear(expanded, at + names.output, intermediate, hidden);
+        x = layer_norm(b_.add(contracted, normed), at + names.output_norm, hidden, sizes.epsilon);
+    }
+    return x;
 }
 
 Value TransformerBlocks::sequence_length(Value ids) {

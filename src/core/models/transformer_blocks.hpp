@@ -11,10 +11,15 @@
 
 namespace infer::detail {
 
-// The weights of a post-norm encoder layer (BERT's, DistilBERT's) by their names in transformers.
-struct PostNormLayer {
+// The weights of a stack of post-norm encoder layers (BERT's, DistilBERT's) by their names in
+// transformers: layer i's are prefix + i + "." + the module's name.
+struct PostNormNames {
+    std::string prefix;  // "encoder.layer."
     std::string query, key, value, attention_output, attention_norm, intermediate, output, output_norm;
-    int64_t hidden = 0, heads = 0, intermediate_size = 0;
+};
+
+struct PostNormSizes {
+    int64_t layers = 0, hidden = 0, heads = 0, intermediate = 0;
     double epsilon = 1e-12;
     std::string activation = "gelu";
 };
@@ -41,8 +46,9 @@ public:
     // merged heads [batch, sequence, hidden], before the output projection.
     Value self_attention(Value x, Value bias, const std::string& query, const std::string& key,
                          const std::string& value, int64_t hidden, int64_t heads);
-    // x → LayerNorm(x + attention(x)) → LayerNorm(· + FFN(·)), the original transformer's layer.
-    Value post_norm_layer(Value x, Value bias, const PostNormLayer& layer);
+    // `sizes.layers` times x → LayerNorm(x + attention(x)) → LayerNorm(· + FFN(·)), the original
+    // transformer's layer; `bias` is added to every layer's attention scores.
+    Value post_norm_layers(Value x, Value bias, const PostNormNames& names, const PostNormSizes& sizes);
     // The sequence length of ids [batch, sequence] as a 1-D i64 tensor [1], for slicing tables.
     Value sequence_length(Value ids);
 
