@@ -102,7 +102,7 @@ TEST_CASE("all-MiniLM-L6-v2 built from safetensors matches its ONNX export and s
 }
 
 TEST_CASE("random-weight checkpoints built from safetensors match transformers", "[checkpoints]") {
-    const std::string name = GENERATE("bert-tiny-checkpoint", "roberta-tiny-checkpoint", "distilbert-tiny-checkpoint");
+    const std::string name = GENERATE(from_range(e2e::checkpoint_models()));
     const fs::path folder = e2e::model_cache() / name;
     if (!fs::exists(folder / "manifest.json")) {
         WARN(name << " is not prepared in " << e2e::model_cache().string() << " (scripts/models/prepare.sh " << name << ")");
