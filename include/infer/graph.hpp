@@ -33,9 +33,10 @@ public:
     // Loads an ONNX model; weights stored in external files are read from beside it. Or, given a
     // Hugging Face model folder (config.json and model.safetensors, or sharded checkpoints with
     // model.safetensors.index.json), builds the graph of its architecture from the checkpoint
-    // (BERT, MiniLM, RoBERTa, DistilBERT; docs/models.md): inputs input_ids, attention_mask
-    // (and token_type_ids), output last_hidden_state, and sentence_embedding when the folder is
-    // a sentence-transformers model (modules.json: its pooling and normalisation).
+    // (BERT, MiniLM, RoBERTa, DistilBERT, GPT-2; docs/models.md): inputs input_ids,
+    // attention_mask (and token_type_ids), output last_hidden_state, logits for GPT-2's language
+    // model, and sentence_embedding when the folder is a sentence-transformers model
+    // (modules.json: its pooling and normalisation).
     // Throws ModelError for a malformed or inconsistent file, Unsupported for ops, element
     // types, opsets or architectures infer lacks; either names the file and the culprit.
     static Graph load(const std::string& path);

@@ -656,27 +656,32 @@ def copy_minilm_checkpoint(folder):
     log(f"all-MiniLM-L6-v2: Hugging Face folder copied to {target.relative_to(ROOT)}")
 
 
-# Small random-weight checkpoints (2 layers, width 64) of the encoder architectures infer builds
-# from safetensors: (transformers model class, config class, config arguments, graph inputs,
-# shard size or None). DistilBERT is saved in shards to exercise the index.
+# Small random-weight checkpoints (2 layers, width 64) of the architectures infer builds from
+# safetensors: (transformers model class, config class, config arguments, graph inputs, shard
+# size or None, the output compared). DistilBERT is saved in shards to exercise the index.
 TINY = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=1000)
 CHECKPOINTS = {
-    "bert-tiny-checkpoint": ("BertModel", "BertConfig", dict(TINY), BERT_INPUTS, None),
-    "roberta-tiny-checkpoint": ("RobertaModel", "RobertaConfig", dict(TINY, type_vocab_size=1), BERT_INPUTS, None),
+    "bert-tiny-checkpoint": ("BertModel", "BertConfig", dict(TINY), BERT_INPUTS, None, "last_hidden_state"),
+    "roberta-tiny-checkpoint": ("RobertaModel", "RobertaConfig", dict(TINY, type_vocab_size=1), BERT_INPUTS, None,
+                                "last_hidden_state"),
     "distilbert-tiny-checkpoint": ("DistilBertModel", "DistilBertConfig",
                                    dict(dim=64, n_layers=2, n_heads=4, hidden_dim=128, vocab_size=1000),
-                                   ["input_ids", "attention_mask"], "20KB"),
+                                   ["input_ids", "attention_mask"], "20KB", "last_hidden_state"),
+    "gpt2-tiny-checkpoint": ("GPT2LMHeadModel", "GPT2Config",
+                             dict(n_embd=64, n_layer=2, n_head=4, n_positions=128, vocab_size=1000),
+                             ["input_ids", "attention_mask"], None, "logits"),
 }
 
 
 def prepare_checkpoint(out, name):
-    """save_pretrained of a seeded random model, and its last_hidden_state on 2 sequences of 24
-    ids, the second padded after 17 with the configuration's padding id."""
+    """save_pretrained of a seeded random model, and its output (last_hidden_state, or a language
+    model's logits) on 2 sequences of 24 ids, the second padded after 17 with the configuration's
+    padding id."""
     import numpy as np
     import torch
     import transformers
 
-    model_class, config_class, arguments, input_names, shard_size = CHECKPOINTS[name]
+    model_class, config_class, arguments, input_names, shard_size, output_name = CHECKPOINTS[name]
     torch.manual_seed(SEED)
     config = getattr(transformers, config_class)(**arguments, attn_implementation="eager")
     model = getattr(transformers, model_class)(config).eval()
@@ -699,16 +704,19 @@ def prepare_checkpoint(out, name):
     ids[1, 17:] = pad
     arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros((batch, sequence), dtype=np.int64)}
     with torch.no_grad():
-        hidden = model(**{key: torch.from_numpy(arrays[key]) for key in input_names}).last_hidden_state
+        call_kwargs = {"use_cache": False} if output_name == "logits" else {}
+        output = getattr(model(**{key: torch.from_numpy(arrays[key]) for key in input_names}, **call_kwargs),
+                         output_name)
     for index, input_name in enumerate(input_names):
         save_npy(out / "test_data_set_0" / f"input_{index}.npy", arrays[input_name])
-    save_npy(out / "test_data_set_0" / "output_0.npy", hidden.numpy().astype(np.float32))
+    save_npy(out / "test_data_set_0" / "output_0.npy", output.numpy().astype(np.float32))
     return {
+        "output": output_name,
         "source": f"transformers {model_class}({config_class}({arguments})) with random weights "
                   f"(+ N(0, 0.05) on every parameter), torch.manual_seed({SEED}), save_pretrained"
                   + (f" in shards of {shard_size}" if shard_size else ""),
         "inputs": input_names,
-        "reference": "test_data_set_0: last_hidden_state of 2 random sequences of 24 ids, the second padded after 17",
+        "reference": f"test_data_set_0: {output_name} of 2 random sequences of 24 ids, the second padded after 17",
     }
 
 
@@ -735,9 +743,8 @@ def prepare(name):
         manifest = PREPARE[name](partial) if name in PREPARE else prepare_random(partial, name)
     if name == "all-MiniLM-L6-v2":
         copy_minilm_checkpoint(partial)
-    manifest.update({"name": name, "format": FORMAT, "opset": OPSET,
-                     "output": MODELS[name].output if name in MODELS else "last_hidden_state",
-                     "versions": versions()})
+    manifest.setdefault("output", MODELS[name].output if name in MODELS else "last_hidden_state")
+    manifest.update({"name": name, "format": FORMAT, "opset": OPSET, "versions": versions()})
     (partial / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     shutil.rmtree(folder, ignore_errors=True)
     partial.rename(folder)

@@ -108,12 +108,14 @@ TEST_CASE("random-weight checkpoints built from safetensors match transformers",
         WARN(name << " is not prepared in " << e2e::model_cache().string() << " (scripts/models/prepare.sh " << name << ")");
         return;
     }
+    const auto manifest = read_manifest(folder);
+    const auto output_name = manifest.value("output", std::string("last_hidden_state"));
     const infer::Graph graph = infer::Graph::load(folder.string());
-    const infer::Batch inputs = reference_inputs(folder, read_manifest(folder)["inputs"].get<std::vector<std::string>>());
-    const infer::Tensor output = f32_session(graph).run(inputs)["last_hidden_state"].to(infer::Device::CPU);
+    const infer::Batch inputs = reference_inputs(folder, manifest["inputs"].get<std::vector<std::string>>());
+    const infer::Tensor output = f32_session(graph).run(inputs)[output_name].to(infer::Device::CPU);
     const auto d = difference(output, infer::load_npy((folder / "test_data_set_0" / "output_0.npy").string()),
                               &inputs["attention_mask"]);
-    std::cout << "e2e: " << name << " " << e2e::device_under_test().to_string() << " f32: last_hidden_state max |error| "
+    std::cout << "e2e: " << name << " " << e2e::device_under_test().to_string() << " f32: " << output_name << " max |error| "
               << std::setprecision(3) << d.max_abs << " (of max " << d.max_reference << ", relative "
               << d.max_abs / d.max_reference << ")\n";
     CHECK(d.max_abs / d.max_reference <= 1e-5);

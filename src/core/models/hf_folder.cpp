@@ -18,7 +18,8 @@ using Builder = EncoderGraph (*)(GraphBuilder&, HfCheckpoint&);
 
 const std::map<std::string, Builder>& builders() {
     static const std::map<std::string, Builder> table{
-        {"bert", build_bert}, {"roberta", build_bert}, {"xlm-roberta", build_bert}, {"distilbert", build_distilbert}};
+        {"bert", build_bert}, {"roberta", build_bert}, {"xlm-roberta", build_bert}, {"distilbert", build_distilbert},
+        {"gpt2", build_gpt2}};
     return table;
 }
 
@@ -44,6 +45,7 @@ Graph load_hf_model_folder(const fs::path& folder) {
                                                    : folder.filename().string());
     const EncoderGraph encoder = found->second(builder, checkpoint);
     builder.output("last_hidden_state", encoder.last_hidden_state);
+    if (encoder.logits.present()) builder.output("logits", encoder.logits);
     if (const auto embedding = add_sentence_pooling(builder, folder, encoder.last_hidden_state, encoder.attention_mask))
         builder.output("sentence_embedding", *embedding);
     return builder.build();

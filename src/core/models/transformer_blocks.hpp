@@ -34,6 +34,9 @@ public:
     Value weight(const std::string& name, const std::vector<int64_t>& expected = {});
     // x · Wᵀ + b for the Linear `name` (name.weight [out, in], name.bias [out]).
     Value linear(Value x, const std::string& name, int64_t in, int64_t out);
+    // x · W + b for GPT-2's Conv1D `name` (name.weight [in, out], stored the other way round),
+    // or for its columns [part·out, (part+1)·out) when `parts` > 1 (c_attn holds q, k and v).
+    Value conv1d(Value x, const std::string& name, int64_t in, int64_t out, int64_t part = 0, int64_t parts = 1);
     // LayerNormalization over the last axis with name.weight and name.bias.
     Value layer_norm(Value x, const std::string& name, int64_t width, double epsilon);
     // transformers' activation by its config name: gelu, gelu_new (tanh approximation), relu.
@@ -41,11 +44,16 @@ public:
     // An attention mask [batch, sequence] (1: attend, 0: padding) as the additive bias of the
     // scores, [batch, 1, 1, sequence]: 0 where attending, the lowest f32 where not.
     Value padding_bias(Value attention_mask);
+    // The same for a decoder, [batch, 1, sequence, sequence]: a position attends to the earlier
+    // and its own positions that are not padding.
+    Value causal_padding_bias(Value ids, Value attention_mask);
     // Multi-head scaled dot-product self-attention of x [batch, sequence, hidden] with the
     // query, key and value Linears named; `bias` (optional) is added to the scores. Returns the
     // merged heads [batch, sequence, hidden], before the output projection.
     Value self_attention(Value x, Value bias, const std::string& query, const std::string& key,
                          const std::string& value, int64_t hidden, int64_t heads);
+    // The same from the projections q, k, v [batch, sequence, hidden].
+    Value attention(Value q, Value k, Value v, Value bias, int64_t hidden, int64_t heads);
     // `sizes.layers` times x → LayerNorm(x + attention(x)) → LayerNorm(· + FFN(·)), the original
     // transformer's layer; `bias` is added to every layer's attention scores.
     Value post_norm_layers(Value x, Value bias, const PostNormNames& names, const PostNormSizes& sizes);
@@ -53,6 +61,7 @@ public:
     Value sequence_length(Value ids);
 
 private:
+    Value attend_mask(Value attention_mask);  // [batch, 1, 1, sequence] bool
     Value split_heads(Value x, int64_t heads, int64_t depth, const std::vector<int64_t>& perm);
     GraphBuilder& b_;
     const HfCheckpoint& checkpoint_;
