@@ -116,6 +116,8 @@ TEST_CASE("BertTokenizer reads tokenizer.json and refuses what it cannot do", "[
                         write_tokenizer_json(R"({"type":"BertNormalizer"})", "BPE").string()),
                     infer::Unsupported);
     CHECK_THROWS_AS(infer::BertTokenizer::from_tokenizer_json("/nonexistent/"), infer::ModelError);
+    std::ofstream(folder / "tokenizer.json") << R"({"model":{"type":"WordPiece","max_input_chars_per_word":"100"}})";
+    CHECK_THROWS_AS(infer::BertTokenizer::from_tokenizer_json(folder.string()), infer::ModelError);
     std::ofstream(folder / "tokenizer.json") << R"({"model":)";
     CHECK_THROWS_WITH(infer::BertTokenizer::from_tokenizer_json(folder.string()), Catch::Contains("not valid JSON"));
 }

@@ -63,6 +63,11 @@ TEST_CASE("Hugging Face folders that cannot be built get clear errors", "[hf_mod
         CHECK_THROWS_AS(Graph::load(folder.string()), ModelError);
         CHECK_THROWS_WITH(Graph::load(folder.string()), Catch::Contains("token_type_embeddings"));
     }
+    SECTION("a setting of the wrong JSON type") {
+        const auto folder = make_folder("type", R"({"model_type":"gpt2","add_cross_attention":"no"})", "wte.weight", {4, 2});
+        CHECK_THROWS_AS(Graph::load(folder.string()), ModelError);
+        CHECK_THROWS_WITH(Graph::load(folder.string()), Catch::Contains("malformed configuration"));
+    }
     SECTION("a config.json without a required setting, or not JSON") {
         auto folder = make_folder("unset", R"({"model_type":"bert"})", "embeddings.word_embeddings.weight", {10, 8});
         CHECK_THROWS_WITH(Graph::load(folder.string()), Catch::Contains("hidden_size"));

@@ -31,7 +31,9 @@ bool is_hf_model_folder(const fs::path& folder) {
            (fs::exists(folder / "model.safetensors", error) || fs::exists(folder / "model.safetensors.index.json", error));
 }
 
-Graph load_hf_model_folder(const fs::path& folder) {
+namespace {
+
+Graph build_from_checkpoint(const fs::path& folder) {
     HfCheckpoint checkpoint(folder);
     const std::string type = checkpoint.model_type();
     const auto found = builders().find(type);
@@ -49,6 +51,17 @@ Graph load_hf_model_folder(const fs::path& folder) {
     if (const auto embedding = add_sentence_pooling(builder, folder, encoder.last_hidden_state, encoder.attention_mask))
         builder.output("sentence_embedding", *embedding);
     return builder.build();
+}
+
+}  // namespace
+
+Graph load_hf_model_folder(const fs::path& folder) {
+    try {
+        return build_from_checkpoint(folder);
+    } catch (const nlohmann::json::exception& e) {
+        // A setting of the wrong JSON type met by a value() lookup: still the folder's fault.
+        throw ModelError(folder.string() + ": malformed configuration (" + e.what() + ")");
+    }
 }
 
 }  // namespace infer::detail

@@ -85,9 +85,7 @@ std::optional<size_t> length_setting(const fs::path& path, const char* key) {
     return static_cast<size_t>(value);
 }
 
-}  // namespace
-
-BertTokenizer BertTokenizer::from_tokenizer_json(const std::string& path) {
+BertTokenizer read_tokenizer_json(const std::string& path) {
     const fs::path file = fs::is_directory(path) ? fs::path(path) / "tokenizer.json" : fs::path(path);
     const std::string name = file.string();
     const json tokenizer = detail::read_json_object(file);
@@ -106,8 +104,20 @@ BertTokenizer BertTokenizer::from_tokenizer_json(const std::string& path) {
     size_t max_length = 512;
     if (const auto length = length_setting(folder / "sentence_bert_config.json", "max_seq_length")) max_length = *length;
     else if (const auto limit = length_setting(folder / "tokenizer_config.json", "model_max_length")) max_length = *limit;
-    return from_vocab(tokens_of(model, tokenizer.contains("added_tokens") ? tokenizer["added_tokens"] : json(), name),
-                      lower_case, name, max_length);
+    return BertTokenizer::from_vocab(
+        tokens_of(model, tokenizer.contains("added_tokens") ? tokenizer["added_tokens"] : json(), name), lower_case,
+        name, max_length);
+}
+
+}  // namespace
+
+BertTokenizer BertTokenizer::from_tokenizer_json(const std::string& path) {
+    try {
+        return read_tokenizer_json(path);
+    } catch (const json::exception& e) {
+        // A field of the wrong JSON type met by a value() lookup: still the file's fault.
+        throw ModelError(path + ": malformed tokenizer configuration (" + e.what() + ")");
+    }
 }
 
 }  // namespace infer
