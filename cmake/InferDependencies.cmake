@@ -16,3 +16,5 @@ endif()
 # ONNX import: the protobuf classes from Debian's libonnx-dev.
 find_package(Protobuf REQUIRED)
 find_package(ONNX REQUIRED)  # imports the target onnx_proto
+# JSON: safetensors headers, Hugging Face configs and tokenizer.json (header-only, private).
+find_package(nlohmann_json REQUIRED)

@@ -10,6 +10,9 @@
 #                                      Python (torch, transformers), unpack a carried MiniLM
 #                                      (.carry/, from scripts/models/pack-minilm-for-device.py),
 #                                      then the end-to-end model tests and embed on cuda
+#   scripts/gpu-check.sh checkpoints   build, make the small random-weight Hugging Face checkpoints
+#                                      with the machine's Python (torch, transformers), then the
+#                                      graphs infer builds from them against transformers on cuda
 #   scripts/gpu-check.sh bench         build infer-bench, then DistilBERT-base at sequence 128,
 #                                      batches 1-256, f32/f16, pinned/pageable, cpu and cuda, and
 #                                      the peers (ONNX Runtime, PyTorch): JSON and report in logs
@@ -59,6 +62,7 @@ targets=(cuda_transfer_tests cuda_device_tests cuda_graph_tests cuda_encoder_tes
          cuda_capture_tests cuda_timing_tests)
 [[ $mode == conformance ]] && targets=(infer-run onnx_conformance)
 [[ $mode == models ]] && targets=(e2e_tests embed)
+[[ $mode == checkpoints ]] && targets=(e2e_tests)
 [[ $mode == bench || $mode == cpu || $mode == compare ]] && targets=(infer-bench)
 start=$SECONDS
 if ! { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
@@ -95,6 +99,17 @@ if [[ $mode == models ]]; then
       "A man is eating a piece of bread." "The girl is carrying a baby." || status=1
   done 2>&1 | tee "$logs/embed-cuda.log"
   grep -E "^e2e|FAILED|test cases|All tests passed" "$logs/e2e-models-cuda.log" | head -n 60
+  echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
+  exit $status
+fi
+if [[ $mode == checkpoints ]]; then
+  echo "gpu-check: built in $((SECONDS - start)) s"
+  INFER_PYTHON=python3 timeout 300 scripts/models/prepare.sh bert-tiny-checkpoint roberta-tiny-checkpoint \
+    distilbert-tiny-checkpoint gpt2-tiny-checkpoint >"$logs/prepare.log" 2>&1 || status=1
+  tail -n 4 "$logs/prepare.log"
+  for device in cuda cpu; do
+    timeout 200 build-gpu/bin/e2e_tests --checkpoints --device "$device" "[checkpoints]" 2>&1 || status=1
+  done | tee "$logs/e2e-checkpoints.log" | grep -E "^e2e|FAILED|test cases|All tests passed"
   echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
   exit $status
 fi

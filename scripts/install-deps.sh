@@ -8,6 +8,7 @@ packages=(
   libeigen3-dev libopenblas-dev libspdlog-dev
   catch2 libcli11-dev nlohmann-json3-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
+  python3-venv
   chromium
 )
 

@@ -8,7 +8,10 @@ Peers: onnxruntime (the CPU, f32), torch (PyTorch eager on the GPU for every cud
 the CPU in f32) and torch.compile (on the GPU: weights in the point's precision with .half() or
 .to(bfloat16), then torch.compile). See bench/README.md.
 
-usage: compare.py INFER_JSON [--out MERGED_JSON] [--peers onnxruntime,torch] [--no-torch-cpu]"""
+Peers already in INFER_JSON (from an earlier run with other --peers) are kept, so the two may run
+from different Pythons (ONNX Runtime from a small venv, torch from one that has it).
+usage: compare.py INFER_JSON [--out MERGED_JSON] [--peers onnxruntime,torch] [--no-torch-cpu]
+                  [--onnx FILE]"""
 import argparse
 import json
 import pathlib
@@ -79,6 +82,9 @@ def main():
                         help="where to write the document with peers (default: INFER_JSON's name + .peers.json)")
     parser.add_argument("--peers", default=",".join(PEERS), help=f"comma-separated, of {', '.join(PEERS)}")
     parser.add_argument("--no-torch-cpu", action="store_true", help="time torch on the GPU only")
+    parser.add_argument("--onnx", type=pathlib.Path,
+                        help="the ONNX file ONNX Runtime runs, where infer-bench measured a model that is not "
+                             "one (a Hugging Face folder: infer-run FOLDER --save-onnx FILE writes it)")
     args = parser.parse_args()
     peers = [name.strip() for name in args.peers.split(",") if name.strip()]
     unknown = [name for name in peers if name not in PEERS]
@@ -88,6 +94,8 @@ def main():
     doc = json.loads(args.infer_json.read_text())
     if doc.get("schema") != "infer-bench/1":
         sys.exit(f"compare: {args.infer_json} is not an infer-bench/1 document (schema {doc.get('schema')!r})")
+    if args.onnx:
+        doc["model"]["onnx_path"] = str(args.onnx)
     points = infer_points(doc)
     infer_by_point = {point_of(m): m for m in doc.get("measurements", [])}
 
@@ -103,7 +111,7 @@ def main():
 
     print()
     print_table(entries, infer_by_point)
-    doc["peers"] = entries
+    doc["peers"] = [e for e in doc.get("peers", []) if e["peer"] not in peers] + entries
     out = args.out or args.infer_json.with_name(args.infer_json.stem + ".peers.json")
     out.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"compare: wrote {out}")

@@ -30,7 +30,13 @@ def measure_points(doc, points):
     options.intra_op_num_threads = settings.get("threads") or os.cpu_count()
     options.inter_op_num_threads = 1
     options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-    session = onnxruntime.InferenceSession(doc["model"]["path"], options, providers=["CPUExecutionProvider"])
+    # A Hugging Face folder is not a file ONNX Runtime reads: compare.py --onnx gives the ONNX
+    # file of the graph infer built from it.
+    model_file = doc["model"].get("onnx_path", doc["model"]["path"])
+    if not model_file.endswith(".onnx"):
+        print(f"{NAME}: skipped: {model_file} is not an ONNX file (pass compare.py --onnx FILE)")
+        return []
+    session = onnxruntime.InferenceSession(model_file, options, providers=["CPUExecutionProvider"])
     specs = input_specs(doc)
     sequence = doc["model"]["sequence"]
     results = []

@@ -1,9 +1,12 @@
-// embed: sentence embeddings with all-MiniLM-L6-v2 (or another BERT-family sentence encoder
-// exported by scripts/models/prepare.sh), and how similar the sentences are.
+// embed: sentence embeddings with all-MiniLM-L6-v2 (or another BERT-family sentence encoder),
+// and how similar the sentences are.
 //   embed [--device cpu|cuda] [--precision f32|f16|bf16] [--model DIR] [--json] SENTENCE...
-// The model folder holds model.onnx, vocab.txt and manifest.json (max_length, lower_case); by
-// default $INFER_MODEL_DIR, else .cache/models/all-MiniLM-L6-v2 of the source tree this
-// program was built in (found from the program's own path: build/bin/../../.cache/...).
+// The model folder is either a Hugging Face one (config.json, model.safetensors, tokenizer.json,
+// and for sentence-transformers models modules.json and 1_Pooling/: the graph is built from the
+// checkpoint and pools itself), or one exported by scripts/models/prepare.sh (model.onnx,
+// vocab.txt and manifest.json with max_length and lower_case). By default $INFER_MODEL_DIR, else
+// .cache/models/all-MiniLM-L6-v2 of the source tree this program was built in (found from the
+// program's own path: build/bin/../../.cache/...).
 // Prints the cosine-similarity matrix, or with --json the embeddings. Errors: one line, status 1.
 #include <infer/infer.hpp>
 #include <infer/tokenizer.hpp>
@@ -35,6 +38,11 @@ struct ModelSettings {
     bool lower_case = true;
 };
 
+bool is_hugging_face_folder(const fs::path& dir) {
+    return fs::exists(dir / "config.json") && fs::exists(dir / "tokenizer.json");
+}
+
+// An exported folder's manifest.json.
 ModelSettings read_settings(const fs::path& dir) {
     ModelSettings settings;
     std::ifstream file(dir / "manifest.json");
@@ -74,6 +82,30 @@ std::vector<std::vector<float>> embed(const infer::Tensor& hidden, const infer::
     return embeddings;
 }
 
+// The rows of a [count, dim] tensor.
+std::vector<std::vector<float>> rows_of(const infer::Tensor& matrix) {
+    const auto values = matrix.to_vector<float>();
+    const auto dim = static_cast<size_t>(matrix.shape()[1]);
+    std::vector<std::vector<float>> rows;
+    for (size_t start = 0; start < values.size(); start += dim)
+        rows.emplace_back(values.begin() + static_cast<std::ptrdiff_t>(start),
+                          values.begin() + static_cast<std::ptrdiff_t>(start + dim));
+    return rows;
+}
+
+// The embeddings of a graph that gives token vectors: last_hidden_state (or its first output),
+// mean-pooled over the mask and normalised.
+std::vector<std::vector<float>> embed_tokens(const infer::Batch& outputs, const infer::Graph& graph,
+                                             const infer::Tensor& mask) {
+    const std::string output_name = outputs.contains("last_hidden_state") ? "last_hidden_state"
+                                                                         : graph.outputs().front().name;
+    const infer::Tensor hidden = outputs[output_name].to(infer::Device::CPU);
+    if (hidden.rank() != 3)
+        throw infer::ModelError("output '" + output_name + "' is " + hidden.describe() +
+                                ", not [batch, sequence, hidden] token vectors");
+    return embed(hidden, mask);
+}
+
 void print_similarities(const std::vector<std::string>& sentences, const std::vector<std::vector<float>>& embeddings) {
     for (size_t i = 0; i < sentences.size(); ++i) std::printf("[%zu] %s\n", i, sentences[i].c_str());
     std::printf("\ncosine similarity\n      ");
@@ -99,8 +131,9 @@ int main(int argc, char** argv) {
     bool json = false;
     app.add_option("--device", device, "cpu, cuda, cuda:N");
     app.add_option("--precision", precision, "f32, f16 or bf16");
-    app.add_option("--model", model_dir, "folder with model.onnx and vocab.txt (default: $INFER_MODEL_DIR, "
-                                         "else .cache/models/all-MiniLM-L6-v2 of the source tree)");
+    app.add_option("--model", model_dir, "a Hugging Face folder (config.json, model.safetensors, tokenizer.json), or one "
+                                         "with model.onnx and vocab.txt (default: $INFER_MODEL_DIR, else "
+                                         ".cache/models/all-MiniLM-L6-v2 of the source tree)");
     app.add_flag("--json", json, "print {\"model\", \"device\", \"precision\", \"embeddings\"} as JSON");
     app.add_option("sentences", sentences, "the sentences to embed")->required();
     try {
@@ -113,29 +146,30 @@ int main(int argc, char** argv) {
     }
     try {
         const fs::path dir = model_dir.empty() ? default_model_dir(argv[0]) : fs::path(model_dir);
-        if (!fs::exists(dir / "model.onnx"))
-            throw infer::InvalidArgument("no model.onnx in " + dir.string() +
+        const bool hugging_face = is_hugging_face_folder(dir);
+        if (!hugging_face && !fs::exists(dir / "model.onnx"))
+            throw infer::InvalidArgument("no model.onnx, nor config.json and tokenizer.json, in " + dir.string() +
                                          " (run scripts/models/prepare.sh, or pass --model DIR)");
-        const ModelSettings settings = read_settings(dir);
-        const auto tokenizer = infer::BertTokenizer::from_vocab_file((dir / "vocab.txt").string(), settings.lower_case);
-        const infer::Graph graph = infer::Graph::load((dir / "model.onnx").string());
+        const ModelSettings settings = hugging_face ? ModelSettings{} : read_settings(dir);
+        const auto tokenizer = hugging_face
+                                   ? infer::BertTokenizer::from_tokenizer_json(dir.string())
+                                   : infer::BertTokenizer::from_vocab_file((dir / "vocab.txt").string(), settings.lower_case);
+        const size_t max_length = hugging_face ? tokenizer.max_length() : settings.max_length;
+        const infer::Graph graph = infer::Graph::load(hugging_face ? dir.string() : (dir / "model.onnx").string());
 
         infer::SessionOptions options;
         options.device = infer::Device::parse(device);
         options.precision = infer::parse_precision(precision);
         const infer::Session session(graph, options);
 
-        const infer::Batch tokens = tokenizer.encode_batch(sentences, settings.max_length);
+        const infer::Batch tokens = tokenizer.encode_batch(sentences, max_length);
         infer::Batch inputs;  // only what the model takes: DistilBERT has no token_type_ids
         for (const auto& input : graph.inputs()) inputs.set(input.name, tokens[input.name]);
         const infer::Batch outputs = session.run(inputs);
-        const std::string output_name = outputs.contains("last_hidden_state") ? "last_hidden_state"
-                                                                             : graph.outputs().front().name;
-        const infer::Tensor hidden = outputs[output_name].to(infer::Device::CPU);
-        if (hidden.rank() != 3)
-            throw infer::ModelError("output '" + output_name + "' is " + hidden.describe() +
-                                    ", not [batch, sequence, hidden] token vectors");
-        const auto embeddings = embed(hidden, tokens["attention_mask"]);
+        // A graph built from a sentence-transformers folder pools and normalises itself.
+        const auto embeddings = outputs.contains("sentence_embedding")
+                                    ? rows_of(outputs["sentence_embedding"].to(infer::Device::CPU))
+                                    : embed_tokens(outputs, graph, tokens["attention_mask"]);
 
         if (json) {
             const nlohmann::json out = {{"model", fs::weakly_canonical(dir).string()},

@@ -30,13 +30,24 @@ struct TensorInfo {
 
 class Graph {
 public:
-    // Loads an ONNX model; weights stored in external files are read from beside it.
+    // Loads an ONNX model; weights stored in external files are read from beside it. Or, given a
+    // Hugging Face model folder (config.json and model.safetensors, or sharded checkpoints with
+    // model.safetensors.index.json), builds the graph of its architecture from the checkpoint
+    // (BERT, MiniLM, RoBERTa, DistilBERT, GPT-2; docs/models.md): inputs input_ids,
+    // attention_mask (and token_type_ids), output last_hidden_state, logits for GPT-2's language
+    // model, and sentence_embedding when the folder is a sentence-transformers model
+    // (modules.json: its pooling and normalisation).
     // Throws ModelError for a malformed or inconsistent file, Unsupported for ops, element
-    // types or opsets infer lacks; either names the file and the culprit.
+    // types, opsets or architectures infer lacks; either names the file and the culprit.
     static Graph load(const std::string& path);
     // The same from bytes in memory; external weight files are looked up in `base_dir`.
     static Graph load_from_bytes(const void* data, size_t size, const std::string& name = "model",
                                  const std::string& base_dir = ".");
+
+    // Writes the graph as an ONNX model (opset 20, weights inside the file), for other runtimes
+    // to run the same graph: one built with GraphBuilder or from a checkpoint, for instance.
+    // Throws Unsupported above ONNX's 2 GiB limit, InvalidArgument when the file cannot be written.
+    void save_onnx(const std::string& path) const;
 
     const std::string& name() const;
     const std::vector<TensorInfo>& inputs() const;

@@ -12,6 +12,7 @@
 #include <infer/measure.hpp>
 #include <infer/memory.hpp>
 #include <infer/profile.hpp>
+#include <infer/safetensors.hpp>
 #include <infer/session.hpp>
 #include <infer/shape.hpp>
 #include <infer/tensor.hpp>

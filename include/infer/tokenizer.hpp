@@ -5,8 +5,8 @@
 // pure-Python tokenizer (BertTokenizerLegacy in transformers 5) differs in two corners: it drops
 // unassigned code points, which are letters here, and lower-cases a word-final Σ to ς, not σ.
 //
-//   auto tokenizer = infer::BertTokenizer::from_vocab_file("all-MiniLM-L6-v2/vocab.txt");
-//   infer::Batch inputs = tokenizer.encode_batch({"A man is eating food.", "A girl."}, 256);
+//   auto tokenizer = infer::BertTokenizer::from_tokenizer_json("all-MiniLM-L6-v2/");  // or vocab.txt
+//   infer::Batch inputs = tokenizer.encode_batch({"A man is eating food.", "A girl."}, tokenizer.max_length());
 //   // inputs["input_ids"], ["attention_mask"], ["token_type_ids"]: i64 [2, longest]
 //
 // Text is UTF-8. It is cleaned (control and format characters dropped, whitespace made spaces),
@@ -40,7 +40,15 @@ public:
     static BertTokenizer from_vocab_file(const std::string& path, bool lower_case = true);
     // The same from tokens in id order; `source` names them in error messages.
     static BertTokenizer from_vocab(std::vector<std::string> tokens, bool lower_case = true,
-                                    const std::string& source = "vocabulary");
+                                    const std::string& source = "vocabulary", size_t max_length = 512);
+    // Reads a Hugging Face tokenizer.json whose model is WordPiece with BERT's normalizer and
+    // pre-tokenizer (BERT, MiniLM, DistilBERT, most sentence-transformers), or the folder holding
+    // one: the vocabulary, lower-casing and accent stripping, the special tokens. From the same
+    // folder, max_length() is sentence_bert_config.json's max_seq_length (what sentence-transformers
+    // truncates to), else tokenizer_config.json's model_max_length, else 512.
+    // Throws ModelError for a missing or malformed file, Unsupported for what this tokenizer does
+    // not do (BPE or Unigram models, other normalizers, accents stripped without lower-casing).
+    static BertTokenizer from_tokenizer_json(const std::string& path);
 
     // The word pieces of `text`, without [CLS]/[SEP] and without truncation.
     // Throws InvalidArgument when text is not valid UTF-8.
@@ -60,6 +68,8 @@ public:
     size_t vocab_size() const;
     bool lower_case() const;
     int64_t pad_id() const;
+    // The longest encoding the model takes (see from_tokenizer_json; 512 from a vocabulary file).
+    size_t max_length() const;
 
 private:
     struct Impl;

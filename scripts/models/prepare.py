@@ -11,10 +11,19 @@ Each model folder holds:
   manifest.json               what the folder holds and how it was made
   test_data_set_0/            input_N.npy in graph-input order, output_0.npy (the output)
 and for all-MiniLM-L6-v2 also:
+  hf/                         the Hugging Face folder the weights package brings (config.json,
+                              model.safetensors, tokenizer.json, modules.json, 1_Pooling/), for
+                              Graph::load(folder) and the tokenizer.json loader
   vocab.txt                   the WordPiece vocabulary
   sentences.json              the reference sentences
   embeddings.npy              their sentence-transformers embeddings (mean pooling, L2-normalized)
   tokenizer_corpus.json       500+ varied texts and the ids HuggingFace's tokenizer gives them
+
+The checkpoint models (CHECKPOINTS: small random-weight BERT, DistilBERT and RoBERTa) are
+Hugging Face folders instead, as transformers' save_pretrained(safe_serialization=True) writes
+them (config.json, model.safetensors or shards with model.safetensors.index.json), with
+manifest.json and test_data_set_0/ (input_N.npy in the order of CHECKPOINTS' inputs, output_0.npy:
+last_hidden_state) beside; infer builds their graphs from the checkpoint, not from an export.
 
 Imported as a module (bench/peers), torch_model(name) gives the PyTorch module that was exported
 and example_inputs(name, batch, sequence) inputs for it.
@@ -662,12 +671,90 @@ def prepare_random(out, name):
     }
 
 
+def copy_minilm_checkpoint(folder):
+    """The weights package's Hugging Face folder, copied whole into folder/hf (no torch needed)."""
+    target = folder / "hf"
+    if (target / "model.safetensors").exists():
+        return
+    partial = folder / "hf.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(minilm_weights(), partial)
+    partial.rename(target)
+    log(f"all-MiniLM-L6-v2: Hugging Face folder copied to {target.relative_to(ROOT)}")
+
+
+# Small random-weight checkpoints (2 layers, width 64) of the architectures infer builds from
+# safetensors: (transformers model class, config class, config arguments, graph inputs, shard
+# size or None, the output compared). DistilBERT is saved in shards to exercise the index.
+TINY = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=1000)
+CHECKPOINTS = {
+    "bert-tiny-checkpoint": ("BertModel", "BertConfig", dict(TINY), BERT_INPUTS, None, "last_hidden_state"),
+    "roberta-tiny-checkpoint": ("RobertaModel", "RobertaConfig", dict(TINY, type_vocab_size=1), BERT_INPUTS, None,
+                                "last_hidden_state"),
+    "distilbert-tiny-checkpoint": ("DistilBertModel", "DistilBertConfig",
+                                   dict(dim=64, n_layers=2, n_heads=4, hidden_dim=128, vocab_size=1000),
+                                   ["input_ids", "attention_mask"], "20KB", "last_hidden_state"),
+    "gpt2-tiny-checkpoint": ("GPT2LMHeadModel", "GPT2Config",
+                             dict(n_embd=64, n_layer=2, n_head=4, n_positions=128, vocab_size=1000),
+                             ["input_ids", "attention_mask"], None, "logits"),
+}
+
+
+def prepare_checkpoint(out, name):
+    """save_pretrained of a seeded random model, and its output (last_hidden_state, or a language
+    model's logits) on 2 sequences of 24 ids, the second padded after 17 with the configuration's
+    padding id."""
+    import numpy as np
+    import torch
+    import transformers
+
+    model_class, config_class, arguments, input_names, shard_size, output_name = CHECKPOINTS[name]
+    torch.manual_seed(SEED)
+    config = getattr(transformers, config_class)(**arguments, attn_implementation="eager")
+    model = getattr(transformers, model_class)(config).eval()
+    # Random initialisation leaves LayerNorms at 1 and 0 and biases at 0: perturb every weight so
+    # that a misplaced bias or norm shows in the output.
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.add_(torch.randn_like(parameter) * 0.05)
+    kwargs = {"safe_serialization": True}
+    if shard_size:
+        kwargs["max_shard_size"] = shard_size
+    model.save_pretrained(str(out), **kwargs)
+
+    rng = np.random.default_rng(SEED)
+    batch, sequence = 2, 24
+    pad = config.pad_token_id if config.pad_token_id is not None else 0
+    ids = rng.integers(5, config.vocab_size, size=(batch, sequence), dtype=np.int64)
+    mask = np.ones((batch, sequence), dtype=np.int64)
+    mask[1, 17:] = 0
+    ids[1, 17:] = pad
+    arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros((batch, sequence), dtype=np.int64)}
+    with torch.no_grad():
+        call_kwargs = {"use_cache": False} if output_name == "logits" else {}
+        output = getattr(model(**{key: torch.from_numpy(arrays[key]) for key in input_names}, **call_kwargs),
+                         output_name)
+    for index, input_name in enumerate(input_names):
+        save_npy(out / "test_data_set_0" / f"input_{index}.npy", arrays[input_name])
+    save_npy(out / "test_data_set_0" / "output_0.npy", output.numpy().astype(np.float32))
+    return {
+        "output": output_name,
+        "source": f"transformers {model_class}({config_class}({arguments})) with random weights "
+                  f"(+ N(0, 0.05) on every parameter), torch.manual_seed({SEED}), save_pretrained"
+                  + (f" in shards of {shard_size}" if shard_size else ""),
+        "inputs": input_names,
+        "reference": f"test_data_set_0: {output_name} of 2 random sequences of 24 ids, the second padded after 17",
+    }
+
+
 PREPARE = {"all-MiniLM-L6-v2": prepare_minilm}
 
 
 def prepare(name):
     folder = CACHE / name
     if manifest_current(folder):
+        if name == "all-MiniLM-L6-v2":
+            copy_minilm_checkpoint(folder)  # caches made before the folder was part of them
         log(f"{name}: cached in {folder.relative_to(ROOT)}")
         return
     from transformers.utils import logging as transformers_logging
@@ -677,9 +764,14 @@ def prepare(name):
     partial = CACHE / f"{name}.partial"
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
-    manifest = PREPARE[name](partial) if name in PREPARE else prepare_random(partial, name)
-    manifest.update({"name": name, "format": FORMAT, "opset": OPSET, "output": MODELS[name].output,
-                     "versions": versions()})
+    if name in CHECKPOINTS:
+        manifest = prepare_checkpoint(partial, name)
+    else:
+        manifest = PREPARE[name](partial) if name in PREPARE else prepare_random(partial, name)
+    if name == "all-MiniLM-L6-v2":
+        copy_minilm_checkpoint(partial)
+    manifest.setdefault("output", MODELS[name].output if name in MODELS else "last_hidden_state")
+    manifest.update({"name": name, "format": FORMAT, "opset": OPSET, "versions": versions()})
     (partial / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     shutil.rmtree(folder, ignore_errors=True)
     partial.rename(folder)
@@ -688,17 +780,19 @@ def prepare(name):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("models", nargs="*", help=f"models to prepare: {', '.join(MODELS)} (default: all)")
+    known = list(MODELS) + list(CHECKPOINTS)
+    parser.add_argument("models", nargs="*", help=f"models to prepare: {', '.join(known)} (default: all)")
     parser.add_argument("--check", action="store_true",
                         help="only say whether they are all prepared (status 0) or not (1); needs "
                              "nothing beyond Python's standard library")
     args = parser.parse_args()
-    names = args.models or list(MODELS)
-    unknown = [name for name in names if name not in MODELS]
+    names = args.models or known
+    unknown = [name for name in names if name not in known]
     if unknown:
-        parser.error(f"unknown model {', '.join(unknown)}; known: {', '.join(MODELS)}")
+        parser.error(f"unknown model {', '.join(unknown)}; known: {', '.join(known)}")
     if args.check:
-        missing = [name for name in names if not manifest_current(CACHE / name)]
+        missing = [name for name in names if not manifest_current(CACHE / name)
+                   or (name == "all-MiniLM-L6-v2" and not (CACHE / name / "hf" / "model.safetensors").exists())]
         for name in names:
             log(f"{name}: {'not prepared' if name in missing else 'cached'} in {(CACHE / name).relative_to(ROOT)}")
         sys.exit(1 if missing else 0)

@@ -15,6 +15,9 @@ const std::filesystem::path& model_cache();
 // bert-base-random, gpt2-small-random, resnet50-random, vit-base-random, resnet18-random,
 // mobilenet-v3-small-random, efficientnet-b0-random).
 const std::vector<std::string>& architecture_models();
+// The small random-weight Hugging Face checkpoints prepare.sh makes (bert-tiny-checkpoint,
+// roberta-tiny-checkpoint, distilbert-tiny-checkpoint, gpt2-tiny-checkpoint).
+const std::vector<std::string>& checkpoint_models();
 // The device the model tests run on: cpu, or what --device named.
 const infer::Device& device_under_test();
 

@@ -6,6 +6,7 @@
 //   --architectures the tests selected need at least one of the random-weight architectures:
 //                   exit 77 with a message when none is prepared (each one missing is skipped
 //                   with a warning by the test itself)
+//   --checkpoints   the same for the random-weight Hugging Face checkpoints
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <tuple>
 
 namespace e2e {
 
@@ -40,6 +42,21 @@ const std::vector<std::string>& architecture_models() {
                                                 "fcn-resnet50-random", "fpn-resnet50-random"};
     return names;
 }
+
+const std::vector<std::string>& checkpoint_models() {
+    static const std::vector<std::string> names{"bert-tiny-checkpoint", "roberta-tiny-checkpoint",
+                                                "distilbert-tiny-checkpoint", "gpt2-tiny-checkpoint"};
+    return names;
+}
+
+namespace {
+// Whether any of `names` is prepared in the model cache.
+bool any_prepared(const std::vector<std::string>& names) {
+    return std::any_of(names.begin(), names.end(), [](const std::string& name) {
+        return std::filesystem::exists(model_cache() / name / "manifest.json");
+    });
+}
+}  // namespace
 
 std::vector<std::vector<float>> mean_pool_normalized(const infer::Tensor& hidden, const infer::Tensor& mask) {
     const auto values = hidden.to_vector<float>();
@@ -82,7 +99,7 @@ double cosine(const std::vector<float>& a, const std::vector<float>& b) {
 
 int main(int argc, char** argv) {
     constexpr int kSkipped = 77;
-    bool needs_models = false, needs_architectures = false;
+    bool needs_models = false, needs_architectures = false, needs_checkpoints = false;
     std::vector<char*> catch_args{argv[0]};
     try {
         for (int i = 1; i < argc; ++i) {
@@ -90,6 +107,7 @@ int main(int argc, char** argv) {
             if (arg == "--device" && i + 1 < argc) e2e::g_device = infer::Device::parse(argv[++i]);
             else if (arg == "--models") needs_models = true;
             else if (arg == "--architectures") needs_architectures = true;
+            else if (arg == "--checkpoints") needs_checkpoints = true;
             else catch_args.push_back(argv[i]);
         }
     } catch (const std::exception& e) {
@@ -109,13 +127,13 @@ int main(int argc, char** argv) {
                   << " (run scripts/models/prepare.sh): skipping\n";
         return kSkipped;
     }
-    if (needs_architectures &&
-        std::none_of(e2e::architecture_models().begin(), e2e::architecture_models().end(), [](const std::string& name) {
-            return std::filesystem::exists(e2e::model_cache() / name / "manifest.json");
-        })) {
-        std::cout << "e2e: none of the random-weight architectures is prepared in " << e2e::model_cache().string()
-                  << " (run scripts/models/prepare.sh): skipping\n";
-        return kSkipped;
-    }
+    for (const auto& [needed, names, what] :
+         {std::tuple{needs_architectures, &e2e::architecture_models(), "random-weight architectures"},
+          std::tuple{needs_checkpoints, &e2e::checkpoint_models(), "random-weight checkpoints"}})
+        if (needed && !e2e::any_prepared(*names)) {
+            std::cout << "e2e: none of the " << what << " is prepared in " << e2e::model_cache().string()
+                      << " (run scripts/models/prepare.sh): skipping\n";
+            return kSkipped;
+        }
     return Catch::Session().run(static_cast<int>(catch_args.size()), catch_args.data());
 }

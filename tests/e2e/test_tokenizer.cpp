@@ -84,13 +84,62 @@ TEST_CASE("BertTokenizer reports bad input and bad vocabularies", "[basics]") {
     CHECK_THROWS_WITH(infer::BertTokenizer::from_vocab({"[PAD]", "[CLS]", "[SEP]"}), Catch::Contains("[UNK]"));
 }
 
+namespace {
+
+// A tokenizer.json of a five-token WordPiece model, with `normalizer` and `model_type` replaced.
+std::filesystem::path write_tokenizer_json(const std::string& normalizer, const std::string& model_type = "WordPiece") {
+    const auto folder = std::filesystem::temp_directory_path() / "infer_tokenizer_json_test";
+    std::filesystem::create_directories(folder);
+    std::ofstream(folder / "tokenizer.json")
+        << R"({"normalizer":)" << normalizer << R"(,"pre_tokenizer":{"type":"BertPreTokenizer"},)"
+        << R"("added_tokens":[{"id":0,"content":"[PAD]","special":true}],)"
+        << R"("model":{"type":")" << model_type << R"(","unk_token":"[UNK]","continuing_subword_prefix":"##",)"
+        << R"("max_input_chars_per_word":100,"vocab":{"[PAD]":0,"[UNK]":1,"[CLS]":2,"[SEP]":3,"cafe":4,"##s":5}}})";
+    std::ofstream(folder / "tokenizer_config.json") << R"({"model_max_length":128})";
+    return folder;
+}
+
+}  // namespace
+
+TEST_CASE("BertTokenizer reads tokenizer.json and refuses what it cannot do", "[basics]") {
+    const auto folder = write_tokenizer_json(R"({"type":"BertNormalizer","lowercase":true,"strip_accents":null})");
+    const auto tokenizer = infer::BertTokenizer::from_tokenizer_json(folder.string());
+    CHECK(tokenizer.vocab_size() == 6);
+    CHECK(tokenizer.lower_case());
+    CHECK(tokenizer.max_length() == 128);
+    CHECK(tokenizer.encode("CAFÉS").input_ids == std::vector<int64_t>{2, 4, 5, 3});
+    CHECK_THROWS_AS(infer::BertTokenizer::from_tokenizer_json(
+                        write_tokenizer_json(R"({"type":"BertNormalizer","lowercase":true,"strip_accents":false})").string()),
+                    infer::Unsupported);
+    CHECK_THROWS_AS(infer::BertTokenizer::from_tokenizer_json(write_tokenizer_json("null").string()), infer::Unsupported);
+    CHECK_THROWS_AS(infer::BertTokenizer::from_tokenizer_json(
+                        write_tokenizer_json(R"({"type":"BertNormalizer"})", "BPE").string()),
+                    infer::Unsupported);
+    CHECK_THROWS_AS(infer::BertTokenizer::from_tokenizer_json("/nonexistent/"), infer::ModelError);
+    std::ofstream(folder / "tokenizer.json") << R"({"model":{"type":"WordPiece","max_input_chars_per_word":"100"}})";
+    CHECK_THROWS_AS(infer::BertTokenizer::from_tokenizer_json(folder.string()), infer::ModelError);
+    std::ofstream(folder / "tokenizer.json") << R"({"model":)";
+    CHECK_THROWS_WITH(infer::BertTokenizer::from_tokenizer_json(folder.string()), Catch::Contains("not valid JSON"));
+}
+
 TEST_CASE("BertTokenizer gives HuggingFace's ids on the corpus", "[tokenizer]") {
     const auto folder = e2e::model_cache() / "all-MiniLM-L6-v2";
     std::ifstream file(folder / "tokenizer_corpus.json");
     REQUIRE(file);
     const nlohmann::json corpus = nlohmann::json::parse(file);
-    const auto tokenizer = infer::BertTokenizer::from_vocab_file((folder / "vocab.txt").string(),
-                                                                 corpus["lower_case"].get<bool>());
+    // From vocab.txt with the corpus's casing, and from the model folder's tokenizer.json alone.
+    const bool from_json = GENERATE(false, true);
+    if (from_json && !std::filesystem::exists(folder / "hf" / "tokenizer.json")) {
+        WARN("no " << (folder / "hf" / "tokenizer.json").string() << " (scripts/models/prepare.sh all-MiniLM-L6-v2)");
+        return;
+    }
+    const auto tokenizer = from_json ? infer::BertTokenizer::from_tokenizer_json((folder / "hf").string())
+                                     : infer::BertTokenizer::from_vocab_file((folder / "vocab.txt").string(),
+                                                                             corpus["lower_case"].get<bool>());
+    if (from_json) {
+        CHECK(tokenizer.lower_case() == corpus["lower_case"].get<bool>());
+        CHECK(tokenizer.max_length() == 256);  // sentence_bert_config.json's max_seq_length
+    }
     size_t matched = 0, total = 0, slow_matched = 0, slow_total = 0;
     std::ostringstream mismatches;
     for (const auto& entry : corpus["cases"]) {
@@ -113,7 +162,7 @@ TEST_CASE("BertTokenizer gives HuggingFace's ids on the corpus", "[tokenizer]") 
             mismatches << "\n";
         }
     }
-    std::cout << "e2e: tokenizer matches " << corpus["tokenizer"].get<std::string>() << " on " << matched << "/"
+    std::cout << "e2e: tokenizer from " << (from_json ? "tokenizer.json" : "vocab.txt") << " matches " << corpus["tokenizer"].get<std::string>() << " on " << matched << "/"
               << total << " texts";
     if (slow_total > 0)
         std::cout << " (and " << corpus.value("slow_tokenizer", "the slow tokenizer") << " on " << slow_matched

@@ -106,6 +106,25 @@ Tensor ramp(const std::vector<int64_t>& dims, float step, float start) {
 
 }  // namespace
 
+namespace {
+
+// x [rows, 4] · ramp({4, 5}, 0.1, -1) + ramp({5}, 0.2, -0.4) in double, row-major [rows, 5]: the
+// product the FusedMatMul tests below build, before their activation.
+std::vector<double> reference_product(const Tensor& x) {
+    const std::vector<float> xs = x.to_vector<float>(), ws = ramp({4, 5}, 0.1f, -1.0f).to_vector<float>(),
+                             bs = ramp({5}, 0.2f, -0.4f).to_vector<float>();
+    std::vector<double> out;
+    for (size_t r = 0; r < xs.size() / 4; ++r)
+        for (size_t c = 0; c < 5; ++c) {
+            double v = bs[c];
+            for (size_t k = 0; k < 4; ++k) v += double(xs[r * 4 + k]) * ws[k * 5 + c];
+            out.push_back(v);
+        }
+    return out;
+}
+
+}  // namespace
+
 TEST_CASE("MatMul by a weight with its bias and activation becomes one FusedMatMul", "[fusion]") {
     GraphBuilder b;
     auto x = b.input("x", DType::f32, {2, 3, 4});
@@ -117,14 +136,32 @@ TEST_CASE("MatMul by a weight with its bias and activation becomes one FusedMatM
     const std::vector<float> got = session.run(input)["y"].to_vector<float>();
     CHECK(count_op(session.placement(), "FusedMatMul") == 1);
     CHECK(session.placement().nodes.size() == 1);
-    const std::vector<float> xs = input.at("x").to_vector<float>(), ws = ramp({4, 5}, 0.1f, -1.0f).to_vector<float>(),
-                             bs = ramp({5}, 0.2f, -0.4f).to_vector<float>();
-    for (size_t r = 0; r < 6; ++r)
-        for (size_t c = 0; c < 5; ++c) {
-            double v = bs[c];
-            for (size_t k = 0; k < 4; ++k) v += double(xs[r * 4 + k]) * ws[k * 5 + c];
-            CHECK(got[r * 5 + c] == Approx(std::max(v, 0.0)).margin(1e-5));
+    const std::vector<double> product = reference_product(input.at("x"));
+    REQUIRE(product.size() == got.size());
+    for (size_t i = 0; i < product.size(); ++i) CHECK(got[i] == Approx(std::max(product[i], 0.0)).margin(1e-5));
+}
+
+TEST_CASE("FusedMatMul absorbs the exact Gelu but not the tanh approximation (GPT-2's)", "[fusion]") {
+    for (const std::string approximate : {"none", "tanh"}) {
+        GraphBuilder b;
+        auto x = b.input("x", DType::f32, {2, 4});
+        auto sum = b.add(b.matmul(x, b.constant(ramp({4, 5}, 0.1f, -1.0f))), b.constant(ramp({5}, 0.2f, -0.4f)));
+        b.output("y", b.op1("Gelu", {sum}, {{"approximate", approximate}}));
+        Session session(b.build());
+        const Batch input{{"x", ramp({2, 4}, 0.9f, -3.0f)}};
+        const std::vector<float> got = session.run(input)["y"].to_vector<float>();
+        INFO(approximate);
+        CHECK(count_op(session.placement(), "Gelu") == (approximate == "none" ? 0 : 1));
+        const std::vector<double> product = reference_product(input.at("x"));
+        REQUIRE(product.size() == got.size());
+        for (size_t i = 0; i < product.size(); ++i) {
+            const double v = product[i];
+            const double want = approximate == "none"
+                                    ? 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)))
+                                    : 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+            CHECK(got[i] == Approx(want).margin(1e-5));
         }
+    }
 }
 
 TEST_CASE("a residual Add before LayerNormalization fuses, keeping the sum when it is read on", "[fusion]") {

@@ -32,13 +32,18 @@ fs::path model_cache(const char* argv0) {
     return (program.parent_path() / ".." / ".." / ".cache" / "models").lexically_normal();
 }
 
-// MODEL is a .onnx file, a folder holding model.onnx, or the name of a prepared model.
+// MODEL is a .onnx file, a folder holding model.onnx, a Hugging Face folder (config.json and
+// safetensors: Graph::load builds it), or the name of a prepared model.
 fs::path resolve_model(const std::string& model, const fs::path& cache) {
     fs::path path(model);
     if (fs::is_regular_file(path)) return path;
+    if (fs::is_directory(path) && fs::exists(path / "config.json") &&
+        (fs::exists(path / "model.safetensors") || fs::exists(path / "model.safetensors.index.json")))
+        return path.lexically_normal() / "";
     if (fs::is_directory(path) && fs::exists(path / "model.onnx")) return path / "model.onnx";
     if (fs::exists(cache / model / "model.onnx")) return cache / model / "model.onnx";
-    throw InvalidArgument("no model '" + model + "': not an .onnx file, a folder with model.onnx, or a model in " +
+    throw InvalidArgument("no model '" + model + "': not an .onnx file, a folder with model.onnx or a Hugging Face " +
+                          "checkpoint, or a model in " +
                           cache.string() + " (prepare one with scripts/models/prepare.sh " + model + ")");
 }
 
@@ -166,7 +171,7 @@ int main(int argc, char** argv) {
                 }
             const auto records = bench::run_sweep(graph, options, notes);
             bench::ModelInfo info{path.parent_path().filename().string(), path.string(), sequence};
-            if (path.filename() != "model.onnx") info.name = path.stem().string();
+            if (path.has_filename() && path.filename() != "model.onnx") info.name = path.stem().string();
             document = bench::results_json(graph, info, options, records, notes);
         }
         const auto& m = document["machine"];

@@ -1,7 +1,9 @@
-// infer-run: run an ONNX model on tensors stored as files.
+// infer-run: run an ONNX model (or a Hugging Face folder: config.json + safetensors) on tensors
+// stored as files.
 //   infer-run MODEL --inputs DIR --outputs DIR [--device cpu|cuda|NAME] [--precision f32|f16|bf16]
 //             [--tf32] [--strict]
 //   infer-run MODEL --info [--device ...]
+//   infer-run MODEL --save-onnx FILE   (the graph as infer loaded or built it, as an ONNX file)
 // Inputs are input_0.pb, input_1.pb, ... (ONNX TensorProto) or input_N.npy, in graph-input
 // order; outputs are written as output_N.pb (or .npy with --npy) in graph-output order.
 // Any error ends the program with a one-line reason on stderr and status 3 when the model uses
@@ -59,9 +61,10 @@ void print_info(const infer::Graph& graph, const infer::Session& session) {
 
 int main(int argc, char** argv) {
     CLI::App app{"Run an ONNX model with infer on tensors stored as files"};
-    std::string model, inputs_dir, outputs_dir, device = "cpu", precision = "f32";
+    std::string model, inputs_dir, outputs_dir, device = "cpu", precision = "f32", onnx_path;
     bool info = false, npy = false, strict = false, tf32 = false;
-    app.add_option("model", model, "the .onnx file")->required();
+    app.add_option("model", model, "the .onnx file, or a Hugging Face folder (config.json + safetensors)")->required();
+    app.add_option("--save-onnx", onnx_path, "write the graph (before the session's passes) as an ONNX file");
     app.add_option("--inputs", inputs_dir, "folder with input_N.pb or input_N.npy");
     app.add_option("--outputs", outputs_dir, "folder to write output_N.pb into");
     app.add_option("--device", device, "cpu, cuda, cuda:N or a registered backend");
@@ -74,6 +77,10 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
     try {
         const infer::Graph graph = infer::Graph::load(model);
+        if (!onnx_path.empty()) {
+            graph.save_onnx(onnx_path);
+            if (!info && inputs_dir.empty()) return 0;
+        }
         infer::SessionOptions options;
         options.device = infer::Device::parse(device);
         options.precision = infer::parse_precision(precision);

@@ -1,4 +1,6 @@
-// Graph::load: reading the file and parsing the protobuf, then import.
+// Graph::load: reading the file and parsing the protobuf, then import; or building the graph
+// from a Hugging Face model folder (config.json + safetensors).
+#include "core/models/hf_folder.hpp"
 #include "core/onnx/onnx_import.hpp"
 
 #include <infer/error.hpp>
@@ -40,6 +42,7 @@ Graph Graph::load_from_bytes(const void* data, size_t size, const std::string& n
 }
 
 Graph Graph::load(const std::string& path) {
+    if (detail::is_hf_model_folder(path)) return detail::load_hf_model_folder(path);
     std::ifstream in(path, std::ios::binary);
     if (!in) throw ModelError("cannot open model file '" + path + "'");
     std::ostringstream bytes;

@@ -32,6 +32,9 @@ void fuse_matmul_epilogue(Rewriter& rewriter, const PassContext& context) {
         Attributes attributes;
         for (const auto& [op, name] : {std::pair{gelu, "Gelu"}, std::pair{relu, "Relu"}})
             if (const int act = p.sole_reader(result, op); act >= 0) {
+                // FusedMatMul's Gelu is the exact (erf) one: GPT-2's tanh approximation stays a
+                // Gelu node of its own rather than silently becoming another function.
+                if (op == gelu && p.node(act).attributes.get_string("approximate", "none") != "none") break;
                 nodes.push_back(act);
                 attributes.set("activation", std::string(name));
                 result = p.node(act).outputs[0];

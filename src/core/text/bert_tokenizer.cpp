@@ -34,6 +34,7 @@ struct BertTokenizer::Impl {
     std::vector<std::string> tokens;
     VocabMap ids;
     bool lower_case = true;
+    size_t max_length = 512;
     int64_t unk_id = 0, cls_id = 0, sep_id = 0, pad_id = 0;
     // Special tokens written literally in the text map straight to their ids.
     std::vector<std::pair<std::string, int64_t>> literal_specials;
@@ -162,9 +163,10 @@ BertTokenizer BertTokenizer::from_vocab_file(const std::string& path, bool lower
 }
 
 BertTokenizer BertTokenizer::from_vocab(std::vector<std::string> tokens, bool lower_case,
-                                        const std::string& source) {
+                                        const std::string& source, size_t max_length) {
     auto impl = std::make_shared<Impl>();
     impl->lower_case = lower_case;
+    impl->max_length = max_length;
     impl->ids.reserve(tokens.size());
     // A token listed twice keeps its last id, as HuggingFace's load_vocab does.
     for (size_t i = 0; i < tokens.size(); ++i) impl->ids[tokens[i]] = static_cast<int64_t>(i);
@@ -252,5 +254,6 @@ const std::string& BertTokenizer::token(int64_t id) const {
 size_t BertTokenizer::vocab_size() const { return impl_->tokens.size(); }
 bool BertTokenizer::lower_case() const { return impl_->lower_case; }
 int64_t BertTokenizer::pad_id() const { return impl_->pad_id; }
+size_t BertTokenizer::max_length() const { return impl_->max_length; }
 
 }  // namespace infer
