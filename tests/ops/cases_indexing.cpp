@@ -239,6 +239,25 @@ void add_selections(std::vector<Case>& c) {
                      node("ReverseSequence", {{"batch_axis", batch}, {"time_axis", time}}, {arg(0), ints(lengths)}),
                      [=](const auto& in, DType) { return std::vector{ref::reverse_sequence(in[0], lengths, batch, time)}; }});
 
+    // NonMaxSuppression: random corner boxes (either diagonal), overlapping often enough
+    // that the IoU threshold bites.
+    for (const auto& [keep, iou] : {std::pair<int64_t, float>{3, 0.3f}, {10, 0.6f}, {0, 0.5f}}) {
+        InputSpec boxes = x("boxes", {2, 8, 4}, 2.0), scores = positive("scores", {2, 3, 8});
+        Case nms{"NonMaxSuppression", "[2,8,4] [2,3,8] keep " + std::to_string(keep) + " iou " + std::to_string(iou),
+                 {boxes, scores},
+                 [keep, iou](infer::GraphBuilder& b, const std::vector<infer::Value>& in, DType) {
+                     const Shape scalar(std::vector<int64_t>{});
+                     const infer::Value k = b.constant(infer::Tensor::from_vector(std::vector<int64_t>{keep}, scalar));
+                     const infer::Value t = b.constant(infer::Tensor::from_vector(std::vector<float>{iou}, scalar));
+                     const infer::Value s = b.constant(infer::Tensor::from_vector(std::vector<float>{0.2f}, scalar));
+                     return std::vector{b.op1("NonMaxSuppression", {in[0], in[1], k, t, s})};
+                 },
+                 [keep, iou](const auto& in, DType) {
+                     return std::vector{ref::non_max_suppression(in[0], in[1], keep, iou, 0.2)};
+                 }};
+        nms.dtypes = {DType::f32, DType::f64};
+        c.push_back(nms);
+    }
     for (const Shape& shape : {Shape{3, 4}, Shape{2, 3, 5}}) {
         Case nz{"NonZero", shape.to_string() + " with zeros", {integers("X", shape, -1, 1, std::nullopt)}, node("NonZero"),
                 [](const auto& in, DType) { return std::vector{ref::nonzero(in[0])}; }};

@@ -333,4 +333,47 @@ RefTensor resize(const RefTensor& x, const std::vector<double>& scales, const in
     return current;
 }
 
+RefTensor non_max_suppression(const RefTensor& boxes, const RefTensor& scores, int64_t keep, double iou_limit,
+                              double score_limit) {
+    const int64_t batches = boxes.shape[0], count = boxes.shape[1], classes = scores.shape[1];
+    const auto corner = [&](int64_t b, int64_t i, int k) { return boxes.data[static_cast<size_t>((b * count + i) * 4 + k)]; };
+    const auto iou = [&](int64_t b, int64_t i, int64_t j) {
+        double lo[2], hi[2], area_i = 1, area_j = 1, inter = 1;
+        for (int axis = 0; axis < 2; ++axis) {
+            const double i0 = std::min(corner(b, i, axis), corner(b, i, axis + 2)), i1 = std::max(corner(b, i, axis), corner(b, i, axis + 2));
+            const double j0 = std::min(corner(b, j, axis), corner(b, j, axis + 2)), j1 = std::max(corner(b, j, axis), corner(b, j, axis + 2));
+            lo[axis] = std::max(i0, j0);
+            hi[axis] = std::min(i1, j1);
+            area_i *= i1 - i0;
+            area_j *= j1 - j0;
+            inter *= std::max(0.0, hi[axis] - lo[axis]);
+        }
+        return inter / (area_i + area_j - inter);
+    };
+    std::vector<double> rows;
+    int64_t n = 0;
+    for (int64_t b = 0; b < batches; ++b)
+        for (int64_t c = 0; c < classes; ++c) {
+            // Repeatedly take the best remaining candidate (lowest index on ties), then drop
+            // the candidates it overlaps too much.
+            std::vector<bool> open(static_cast<size_t>(count));
+            for (int64_t i = 0; i < count; ++i)
+                open[static_cast<size_t>(i)] = scores.data[static_cast<size_t>((b * classes + c) * count + i)] > score_limit;
+            for (int64_t taken = 0; taken < keep; ++taken) {
+                int64_t best = -1;
+                for (int64_t i = 0; i < count; ++i)
+                    if (open[static_cast<size_t>(i)] &&
+                        (best < 0 || scores.data[static_cast<size_t>((b * classes + c) * count + i)] >
+                                         scores.data[static_cast<size_t>((b * classes + c) * count + best)]))
+                        best = i;
+                if (best < 0) break;
+                rows.insert(rows.end(), {double(b), double(c), double(best)});
+                ++n;
+                for (int64_t i = 0; i < count; ++i)
+                    if (open[static_cast<size_t>(i)] && (i == best || iou(b, best, i) > iou_limit)) open[static_cast<size_t>(i)] = false;
+            }
+        }
+    return {infer::Shape({n, 3}), rows};
+}
+
 }  // namespace ref

@@ -26,6 +26,9 @@ std::vector<RefTensor> top_k(const RefTensor& x, int64_t k, int64_t axis, bool l
 RefTensor compress(const RefTensor& x, const std::vector<bool>& condition, bool has_axis, int64_t axis);
 RefTensor reverse_sequence(const RefTensor& x, const Dims& lengths, int64_t batch_axis, int64_t time_axis);
 RefTensor nonzero(const RefTensor& x);
+// NonMaxSuppression with corner boxes [B, N, 4] and scores [B, C, N]: rows (batch, class, box).
+RefTensor non_max_suppression(const RefTensor& boxes, const RefTensor& scores, int64_t keep, double iou_limit,
+                              double score_limit);
 
 struct ResizeSpec {
     std::string mode = "nearest";                      // nearest, linear, cubic

@@ -3,6 +3,7 @@
 // CPU kernels share with them.
 #include "core/ops/shape_functions.hpp"
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,15 @@ std::vector<Shape> shape_top_k(const InferenceContext& ctx);
 std::vector<Shape> shape_compress(const InferenceContext& ctx);
 std::vector<Shape> shape_nonzero(const InferenceContext& ctx);
 std::vector<Shape> shape_reverse_sequence(const InferenceContext& ctx);
+
+// shapes_indexing_nms.cpp: NonMaxSuppression's selection, (batch, class, box) per kept box in
+// the order kept; the shape function and the kernel share it. Throws InvalidArgument on
+// malformed boxes or scores.
+std::vector<std::array<int64_t, 3>> non_max_suppression(const Tensor& boxes, const Tensor& scores,
+                                                        const Tensor* max_per_class, const Tensor* iou_threshold,
+                                                        const Tensor* score_threshold, bool center_point,
+                                                        const std::string& node);
+std::vector<Shape> shape_non_max_suppression(const InferenceContext& ctx);
 
 // Shared with the kernels that need the same geometry (Slice).
 struct SliceRange {

@@ -1,6 +1,7 @@
 // Ops that pick elements by value: TopK (k largest or smallest along an axis, ties to the lower
-// index), NonZero (coordinates of the non-zero elements) and OneHot.
+// index), NonZero (coordinates of the non-zero elements), OneHot and NonMaxSuppression.
 #include "backends/cpu/kernels/indexing_kernels.hpp"
+#include "core/ops/shapes_indexing.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 
 #include <algorithm>
@@ -94,9 +95,22 @@ void one_hot_kernel(KernelContext& ctx) {
     });
 }
 
+// The same selection the shape function counted (core/ops/shapes_indexing_nms.cpp).
+void non_max_suppression_kernel(KernelContext& ctx) {
+    const auto optional = [&ctx](size_t i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; };
+    const auto selected = detail::non_max_suppression(ctx.input(0), ctx.input(1), optional(2), optional(3), optional(4),
+                                                      ctx.attrs().get_int("center_point_box", 0) != 0, ctx.node_name());
+    Tensor& out = ctx.output(0);
+    if (out.shape()[0] != static_cast<int64_t>(selected.size()))
+        invalid_argument(ctx, "the selection changed since the plan was made");
+    int64_t* o = out.data<int64_t>();
+    for (const auto& s : selected) o = std::copy(s.begin(), s.end(), o);
+}
+
 }  // namespace
 
 void register_indexing_select(KernelRegistry& r) {
+    for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64}) r.add("NonMaxSuppression", t, non_max_suppression_kernel);
     for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64, DType::i8, DType::u8, DType::i32,
                     DType::i64})
         r.add("TopK", t, top_k_kernel);
