@@ -239,6 +239,20 @@ void add_selections(std::vector<Case>& c) {
                      node("ReverseSequence", {{"batch_axis", batch}, {"time_axis", time}}, {arg(0), ints(lengths)}),
                      [=](const auto& in, DType) { return std::vector{ref::reverse_sequence(in[0], lengths, batch, time)}; }});
 
+    // GridSample: grid points reach past [-1, 1] so that every padding mode matters.
+    for (const char* mode : {"bilinear", "nearest", "bicubic"})
+        for (const char* padding : {"zeros", "border", "reflection"})
+            for (int64_t align : {0, 1}) {
+                Case gs{"GridSample", std::string(mode) + " " + padding + " align_corners " + std::to_string(align),
+                        {x("X", {2, 3, 5, 4}), x("Grid", {2, 3, 6, 2}, 1.3)},
+                        node("GridSample", {{"mode", std::string(mode)}, {"padding_mode", std::string(padding)},
+                                            {"align_corners", align}}),
+                        [mode, padding, align](const auto& in, DType) {
+                            return std::vector{ref::grid_sample(in[0], in[1], mode, padding, align != 0)};
+                        }};
+                gs.accumulates = true;
+                c.push_back(gs);
+            }
     // NonMaxSuppression: random corner boxes (either diagonal), overlapping often enough
     // that the IoU threshold bites.
     for (const auto& [keep, iou] : {std::pair<int64_t, float>{3, 0.3f}, {10, 0.6f}, {0, 0.5f}}) {

@@ -376,4 +376,71 @@ RefTensor non_max_suppression(const RefTensor& boxes, const RefTensor& scores, i
     return {infer::Shape({n, 3}), rows};
 }
 
+RefTensor grid_sample(const RefTensor& x, const RefTensor& grid, const std::string& mode, const std::string& padding,
+                      bool align_corners) {
+    const int64_t n_count = x.shape[0], channels = x.shape[1], h = x.shape[2], w = x.shape[3];
+    const int64_t oh = grid.shape[1], ow = grid.shape[2];
+    // Reflection folds a coordinate back into [lo, hi] as many times as it takes.
+    const auto fold = [](double v, double lo, double hi) {
+        const double period = 2 * (hi - lo);
+        if (period <= 0) return lo;
+        double t = std::fmod(v - lo, period);
+        if (t < 0) t += period;
+        return t <= hi - lo ? lo + t : hi - (t - (hi - lo));
+    };
+    const auto coordinate = [&](double g, int64_t size) {
+        const double lo = align_corners ? 0.0 : -0.5, hi = align_corners ? double(size - 1) : double(size) - 0.5;
+        double v = align_corners ? (g + 1) * double(size - 1) / 2 : ((g + 1) * double(size) - 1) / 2;
+        if (mode == "nearest") v = std::nearbyint(v);
+        if (v < lo || v > hi) {
+            if (padding == "border") v = std::min(std::max(v, 0.0), double(size - 1));
+            if (padding == "reflection") v = fold(v, lo, hi);
+        }
+        return v;
+    };
+    const auto index = [&](int64_t i, int64_t size) -> int64_t {
+        if (i >= 0 && i < size) return i;
+        if (padding == "zeros") return -1;
+        if (padding == "border") return std::min<int64_t>(std::max<int64_t>(i, 0), size - 1);
+        const double lo = align_corners ? 0.0 : -0.5, hi = align_corners ? double(size - 1) : double(size) - 0.5;
+        return std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(fold(double(i), lo, hi)), 0), size - 1);
+    };
+    // Weights of the taps around t: linear (2 taps) or Keys cubic with a = -0.75 (4 taps).
+    const auto weights = [&](double t, std::vector<std::pair<int64_t, double>>& taps) {
+        taps.clear();
+        const double f = std::floor(t), d = t - f;
+        if (mode == "nearest") {
+            taps.push_back({static_cast<int64_t>(t), 1.0});
+        } else if (mode == "bilinear") {
+            taps.push_back({static_cast<int64_t>(f), 1 - d});
+            taps.push_back({static_cast<int64_t>(f) + 1, d});
+        } else {
+            const auto keys = [](double s) {
+                const double a = -0.75, u = std::abs(s);
+                return u <= 1 ? (a + 2) * u * u * u - (a + 3) * u * u + 1
+                              : u < 2 ? a * u * u * u - 5 * a * u * u + 8 * a * u - 4 * a : 0.0;
+            };
+            for (int64_t k = -1; k <= 2; ++k) taps.push_back({static_cast<int64_t>(f) + k, keys(d - double(k))});
+        }
+    };
+    RefTensor out{infer::Shape({n_count, channels, oh, ow}), {}};
+    std::vector<std::pair<int64_t, double>> tx, ty;
+    for (int64_t n = 0; n < n_count; ++n)
+        for (int64_t c = 0; c < channels; ++c)
+            for (int64_t i = 0; i < oh; ++i)
+                for (int64_t j = 0; j < ow; ++j) {
+                    const size_t g = static_cast<size_t>(((n * oh + i) * ow + j) * 2);
+                    weights(coordinate(grid.data[g], w), tx);
+                    weights(coordinate(grid.data[g + 1], h), ty);
+                    double sum = 0;
+                    for (const auto& [yy, wy] : ty)
+                        for (const auto& [xx, wx] : tx) {
+                            const int64_t r = index(yy, h), q = index(xx, w);
+                            if (r >= 0 && q >= 0) sum += wy * wx * x.data[static_cast<size_t>(((n * channels + c) * h + r) * w + q)];
+                        }
+                    out.data.push_back(sum);
+                }
+    return out;
+}
+
 }  // namespace ref

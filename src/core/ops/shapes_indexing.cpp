@@ -123,6 +123,16 @@ std::vector<Shape> shape_resize(const InferenceContext& ctx) {
 }
 std::vector<Shape> shape_upsample(const InferenceContext& ctx) { return resized(ctx, 1, 0); }
 
+// GridSample: X [N, C, H, W] and Grid [N, Ho, Wo, 2] give [N, C, Ho, Wo].
+std::vector<Shape> shape_grid_sample(const InferenceContext& ctx) {
+    check_same_dtypes(ctx, 0);
+    const Shape& x = ctx.shape(0);
+    const Shape& grid = ctx.shape(1);
+    if (x.rank() != 4 || grid.rank() != 4 || (grid[3] != 2 && grid[3] != kDynamic))
+        ctx.fail("X must be [N, C, H, W] and Grid [N, Ho, Wo, 2], got " + x.to_string() + " and " + grid.to_string());
+    return {Shape({x[0], x[1], grid[1], grid[2]})};
+}
+
 std::vector<Shape> shape_one_hot(const InferenceContext& ctx) {
     const Shape& indices = ctx.shape(0);
     const Shape& values = ctx.shape(2);

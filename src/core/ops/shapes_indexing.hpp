@@ -37,6 +37,7 @@ std::vector<Shape> shape_scatter(const InferenceContext& ctx);
 std::vector<Shape> shape_scatter_nd(const InferenceContext& ctx);
 std::vector<Shape> shape_resize(const InferenceContext& ctx);
 std::vector<Shape> shape_upsample(const InferenceContext& ctx);
+std::vector<Shape> shape_grid_sample(const InferenceContext& ctx);
 std::vector<Shape> shape_one_hot(const InferenceContext& ctx);
 std::vector<Shape> shape_tile(const InferenceContext& ctx);
 std::vector<Shape> shape_pad(const InferenceContext& ctx);
