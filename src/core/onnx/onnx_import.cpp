@@ -18,6 +18,9 @@ namespace infer::detail {
 
 namespace {
 
+// ONNX's preview training domain: infer reads its optimizers (one update step).
+constexpr const char* kTrainingDomain = "ai.onnx.preview.training";
+
 int64_t default_domain_opset(const onnx::ModelProto& model, const std::string& what) {
     int64_t opset = -1;
     for (const auto& entry : model.opset_import()) {
@@ -26,6 +29,10 @@ int64_t default_domain_opset(const onnx::ModelProto& model, const std::string& w
     }
     if (opset < 0) {
         if (model.opset_import_size() == 0) opset = kOldestOpset;  // IR version 2 models
+        // A model of training ops alone (an optimizer step) uses no default-domain op.
+        else if (std::all_of(model.opset_import().begin(), model.opset_import().end(),
+                             [](const auto& entry) { return entry.domain() == kTrainingDomain; }))
+            opset = kNewestOpset;
         else throw Unsupported(what + ": imports no default-domain (ai.onnx) opset, only " +
                                model.opset_import(0).domain());
     }
@@ -217,7 +224,9 @@ GraphIR import_graph(const onnx::GraphProto& graph, int64_t opset, const std::st
         const onnx::NodeProto& node = graph.node(n);
         const std::string label = node.name().empty() ? node.op_type() + "_" + std::to_string(n) : node.name();
         const std::string where = what + ": node '" + label + "' (" + node.op_type() + ")";
-        if (!node.domain().empty() && node.domain() != "ai.onnx")
+        const bool training_op = node.domain() == kTrainingDomain &&
+                                 (node.op_type() == "Adagrad" || node.op_type() == "Momentum" || node.op_type() == "Adam");
+        if (!node.domain().empty() && node.domain() != "ai.onnx" && !training_op)
             throw Unsupported(where + " is in domain '" + node.domain() + "', which infer does not support");
         // Fused ops (FusedMatMul, Attention, ...) are infer's own, made by its passes with
         // their preconditions checked; a file naming one is not an ONNX model.

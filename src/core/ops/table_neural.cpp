@@ -46,6 +46,12 @@ std::vector<OpSchema> neural_op_schemas() {
         {"RNN", 3, 6, 1, 2, 0, same, shape_recurrent},
         {"GRU", 3, 6, 1, 2, 0, same, shape_recurrent},
         {"LSTM", 3, 8, 1, 3, 0, same, shape_recurrent},
+
+        // Training optimizers (domain ai.onnx.preview.training): R, T, then tensors by role.
+        // The learning rate and the step count are read on the host.
+        {"Adagrad", 5, kVariadic, 2, kVariadic, 2, dtype_of_optimizer, shape_optimizer, host_inputs_mask({0, 1})},
+        {"Momentum", 5, kVariadic, 2, kVariadic, 2, dtype_of_optimizer, shape_optimizer, host_inputs_mask({0, 1})},
+        {"Adam", 6, kVariadic, 3, kVariadic, 2, dtype_of_optimizer, shape_optimizer, host_inputs_mask({0, 1})},
     };
 }
 
