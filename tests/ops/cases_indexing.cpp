@@ -253,6 +253,18 @@ void add_selections(std::vector<Case>& c) {
                 gs.accumulates = true;
                 c.push_back(gs);
             }
+    // Unique: small integers, so that values and slices repeat.
+    for (const auto& [shape, axis] : std::vector<std::pair<Shape, std::optional<int64_t>>>{
+             {{12}, std::nullopt}, {{3, 4}, std::nullopt}, {{4, 3}, 0}, {{2, 5, 2}, 1}, {{2, 5, 2}, -1}})
+        for (int64_t sorted : {1, 0}) {
+            infer::Attributes attrs{{"sorted", sorted}};
+            if (axis) attrs.set("axis", *axis);
+            Case u{"Unique", shape.to_string() + (axis ? " axis " + std::to_string(*axis) : " flat") + " sorted " + std::to_string(sorted),
+                   {integers("X", shape, 0, 2, std::nullopt)}, node("Unique", attrs, {}, 4),
+                   [axis, sorted](const auto& in, DType) { return ref::unique(in[0], axis, sorted != 0); }};
+            u.dtypes = {DType::f32, DType::i64};
+            c.push_back(u);
+        }
     // NonMaxSuppression: random corner boxes (either diagonal), overlapping often enough
     // that the IoU threshold bites.
     for (const auto& [keep, iou] : {std::pair<int64_t, float>{3, 0.3f}, {10, 0.6f}, {0, 0.5f}}) {

@@ -443,4 +443,54 @@ RefTensor grid_sample(const RefTensor& x, const RefTensor& grid, const std::stri
     return out;
 }
 
+std::vector<RefTensor> unique(const RefTensor& x, std::optional<int64_t> axis, bool sorted) {
+    // Slices as index lists into x.data: with an axis, every element whose coordinate along
+    // it is s; without, element s alone.
+    const int64_t rank = static_cast<int64_t>(x.shape.rank());
+    const size_t a = axis ? static_cast<size_t>(normalize_axis(*axis, rank)) : 0;
+    const int64_t count = axis ? x.shape[a] : static_cast<int64_t>(x.data.size());
+    std::vector<std::vector<double>> slices(static_cast<size_t>(count));
+    for (int64_t flat = 0; flat < static_cast<int64_t>(x.data.size()); ++flat) {
+        const int64_t s = axis ? unravel(flat, x.shape)[a] : flat;
+        slices[static_cast<size_t>(s)].push_back(x.data[static_cast<size_t>(flat)]);
+    }
+    std::vector<int64_t> reps;  // first occurrence of each distinct slice, in output order
+    for (int64_t s = 0; s < count; ++s) {
+        bool seen = false;
+        for (int64_t r : reps) seen = seen || slices[static_cast<size_t>(r)] == slices[static_cast<size_t>(s)];
+        if (!seen) reps.push_back(s);
+    }
+    if (sorted)
+        std::stable_sort(reps.begin(), reps.end(), [&](int64_t p, int64_t q) {
+            return slices[static_cast<size_t>(p)] < slices[static_cast<size_t>(q)];
+        });
+    const auto n = static_cast<int64_t>(reps.size());
+    RefTensor indices{infer::Shape({n}), {}}, inverse{infer::Shape({count}), {}}, counts{infer::Shape({n}), {}};
+    for (int64_t r : reps) indices.data.push_back(double(r));
+    for (int64_t s = 0; s < count; ++s)
+        for (int64_t k = 0; k < n; ++k)
+            if (slices[static_cast<size_t>(reps[static_cast<size_t>(k)])] == slices[static_cast<size_t>(s)]) inverse.data.push_back(double(k));
+    for (int64_t k = 0; k < n; ++k) {
+        double c = 0;
+        for (double v : inverse.data) c += v == double(k);
+        counts.data.push_back(c);
+    }
+    // Y: x with the axis (or the flattened elements) reduced to the representatives.
+    RefTensor y;
+    if (!axis) {
+        y.shape = infer::Shape({n});
+        for (int64_t r : reps) y.data.push_back(x.data[static_cast<size_t>(r)]);
+    } else {
+        Dims dims = x.shape.dims();
+        dims[a] = n;
+        y.shape = infer::Shape(dims);
+        for (int64_t flat = 0; flat < numel(y.shape); ++flat) {
+            Dims index = unravel(flat, y.shape);
+            index[a] = reps[static_cast<size_t>(index[a])];
+            y.data.push_back(x.data[static_cast<size_t>(ravel(index, x.shape))]);
+        }
+    }
+    return {y, indices, inverse, counts};
+}
+
 }  // namespace ref

@@ -4,6 +4,7 @@
 #include "core/ops/shape_functions.hpp"
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,16 @@ std::vector<std::array<int64_t, 3>> non_max_suppression(const Tensor& boxes, con
                                                         const Tensor* score_threshold, bool center_point,
                                                         const std::string& node);
 std::vector<Shape> shape_non_max_suppression(const InferenceContext& ctx);
+
+// shapes_indexing_unique.cpp: Unique's selection over the elements (no axis) or the slices
+// along an axis, seen as `outer` x `count` x `inner`: the first occurrence of each distinct
+// slice in output order, each slice's position in the output, and the occurrences.
+struct UniqueSelection {
+    std::vector<int64_t> first, inverse, counts;
+    int64_t outer = 1, count = 0, inner = 1;
+};
+UniqueSelection unique_selection(const Tensor& x, std::optional<int64_t> axis, bool sorted, const std::string& node);
+std::vector<Shape> shape_unique(const InferenceContext& ctx);
 
 // Shared with the kernels that need the same geometry (Slice).
 struct SliceRange {

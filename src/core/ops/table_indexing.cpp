@@ -63,6 +63,8 @@ std::vector<OpSchema> indexing_op_schemas() {
         {"Compress", 2, 2, 1, 1, 0, same, shape_compress, host({1})},
         {"ReverseSequence", 2, 2, 1, 1, 0, same, shape_reverse_sequence},
         {"NonZero", 1, 1, 1, 1, 0, dtype_i64, shape_nonzero, host({0})},
+        // How many distinct values there are decides the outputs' length: X is read on the host.
+        {"Unique", 1, 1, 1, 4, 0, dtype_same_then_i64, shape_unique, host({0})},
         // Which boxes survive decides the output's length: every input is read on the host.
         {"NonMaxSuppression", 2, 5, 1, 1, 0, dtype_i64, shape_non_max_suppression, host({0, 1, 2, 3, 4})},
     };
