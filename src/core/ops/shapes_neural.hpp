@@ -21,6 +21,7 @@ std::vector<Shape> shape_batch_norm(const InferenceContext& ctx);
 std::vector<Shape> shape_conv(const InferenceContext& ctx);
 std::vector<Shape> shape_pool(const InferenceContext& ctx);
 std::vector<Shape> shape_global_pool(const InferenceContext& ctx);
+std::vector<Shape> shape_max_unpool(const InferenceContext& ctx);
 
 // shapes_neural.cpp
 // losses

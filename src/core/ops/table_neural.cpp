@@ -30,6 +30,8 @@ std::vector<OpSchema> neural_op_schemas() {
         {"LRN", 1, 1, 1, 1, 0, same, shape_unary},
         {"MeanVarianceNormalization", 1, 1, 1, 1, 0, same, shape_unary},
         {"GlobalMaxPool", 1, 1, 1, 1, 0, same, shape_global_pool},
+        // MaxUnpool: X, I (MaxPool's Indices), output_shape, which decides the output's shape.
+        {"MaxUnpool", 2, 3, 1, 1, 0, same, shape_max_unpool, host_inputs_mask({2})},
 
         {"QuantizeLinear", 2, 3, 1, 1, 0, dtype_quantized, shape_quantize},
         {"DequantizeLinear", 2, 3, 1, 1, 0, dtype_of_scale, shape_quantize},
