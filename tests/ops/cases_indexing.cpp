@@ -253,6 +253,40 @@ void add_selections(std::vector<Case>& c) {
                 gs.accumulates = true;
                 c.push_back(gs);
             }
+    // TfIdfVectorizer: unigrams {1, 2, 3} and bigrams (1,2) (2,3) (3,1) over tokens 0..3, so
+    // that grams repeat; counted by matching every pool gram at every start and distance.
+    for (const std::string mode : {"TF", "IDF", "TFIDF"})
+        for (int64_t skip : {0, 2}) {
+            const std::vector<std::vector<int64_t>> grams{{1}, {2}, {3}, {1, 2}, {2, 3}, {3, 1}};
+            const std::vector<float> weights{0.5f, 1.5f, 2.0f, 0.25f, 3.0f, 1.0f};
+            const infer::Attributes attrs{{"min_gram_length", int64_t{1}}, {"max_gram_length", int64_t{2}},
+                                          {"max_skip_count", skip}, {"mode", mode},
+                                          {"ngram_counts", std::vector<int64_t>{0, 3}},
+                                          {"ngram_indexes", std::vector<int64_t>{0, 1, 2, 3, 4, 5}},
+                                          {"pool_int64s", std::vector<int64_t>{1, 2, 3, 1, 2, 2, 3, 3, 1}},
+                                          {"weights", weights}};
+            Case tfidf{"TfIdfVectorizer", mode + " skip " + std::to_string(skip) + " [2,9]",
+                       {integers("X", {2, 9}, 0, 3)}, node("TfIdfVectorizer", attrs),
+                       [grams, weights, mode, skip](const auto& in, DType) {
+                           RefTensor y{Shape{2, 6}, {}};
+                           for (int64_t r = 0; r < 2; ++r)
+                               for (size_t g = 0; g < grams.size(); ++g) {
+                                   double count = 0;
+                                   const auto n = static_cast<int64_t>(grams[g].size());
+                                   for (int64_t d = 1; d <= (n == 1 ? 1 : skip + 1); ++d)
+                                       for (int64_t s = 0; s + d * (n - 1) < 9; ++s) {
+                                           bool match = true;
+                                           for (int64_t k = 0; k < n; ++k)
+                                               match = match && in[0].data[static_cast<size_t>(r * 9 + s + k * d)] == double(grams[g][static_cast<size_t>(k)]);
+                                           count += match;
+                                       }
+                                   y.data.push_back(mode == "TF" ? count : mode == "IDF" ? (count > 0 ? weights[g] : 0.0) : count * weights[g]);
+                               }
+                           return std::vector{y};
+                       }};
+            tfidf.dtypes = {DType::i64};
+            c.push_back(tfidf);
+        }
     // Unique: small integers, so that values and slices repeat.
     for (const auto& [shape, axis] : std::vector<std::pair<Shape, std::optional<int64_t>>>{
              {{12}, std::nullopt}, {{3, 4}, std::nullopt}, {{4, 3}, 0}, {{2, 5, 2}, 1}, {{2, 5, 2}, -1}})

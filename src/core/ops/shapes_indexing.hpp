@@ -39,6 +39,8 @@ std::vector<Shape> shape_scatter_nd(const InferenceContext& ctx);
 std::vector<Shape> shape_resize(const InferenceContext& ctx);
 std::vector<Shape> shape_upsample(const InferenceContext& ctx);
 std::vector<Shape> shape_grid_sample(const InferenceContext& ctx);
+DType dtype_f32(const InferenceContext& ctx, size_t output);      // TfIdfVectorizer
+std::vector<Shape> shape_tfidf(const InferenceContext& ctx);    // [C] → [K], [N, C] → [N, K]
 std::vector<Shape> shape_one_hot(const InferenceContext& ctx);
 std::vector<Shape> shape_tile(const InferenceContext& ctx);
 std::vector<Shape> shape_pad(const InferenceContext& ctx);

@@ -50,6 +50,7 @@ std::vector<OpSchema> indexing_op_schemas() {
         {"Resize", 1, 4, 1, 1, 0, same, shape_resize, host({1, 2, 3})},
         {"Upsample", 2, 2, 1, 1, 0, same, shape_upsample, host({1})},
         {"GridSample", 2, 2, 1, 1, 0, same, shape_grid_sample},
+        {"TfIdfVectorizer", 1, 1, 1, 1, 0, dtype_f32, shape_tfidf},
         // Inference only: identity, and the mask all true; inputs ratio and training_mode.
         {"Dropout", 1, 3, 1, 2, 0, dtype_same_then_bool, shape_same_twice, host({1, 2})},
         {"CastLike", 2, 2, 1, 1, 0, dtype_of_input1, shape_unary},
