@@ -1,18 +1,23 @@
 #pragma once
-// Node attributes: named ints, floats, strings, lists and tensors, as ONNX defines them.
+// Node attributes: named ints, floats, strings, lists, tensors and graphs (the branches and
+// bodies of control-flow ops), as ONNX defines them.
 // Typed getters throw ModelError naming the attribute when it is missing or of another type.
 #include <infer/tensor.hpp>
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
 
 namespace infer {
 
+class Graph;  // graph.hpp
+
 using AttributeValue = std::variant<int64_t, float, std::string, std::vector<int64_t>,
-                                    std::vector<float>, std::vector<std::string>, Tensor>;
+                                    std::vector<float>, std::vector<std::string>, Tensor,
+                                    std::shared_ptr<const Graph>>;
 
 class Attributes {
 public:
@@ -34,6 +39,7 @@ public:
     std::vector<int64_t> get_ints(const std::string& name, std::vector<int64_t> fallback) const;
     const std::vector<float>& get_floats(const std::string& name) const;
     const Tensor& get_tensor(const std::string& name) const;
+    const Graph& get_graph(const std::string& name) const;
 
 private:
     template <class T>

@@ -40,6 +40,11 @@ std::vector<int64_t> Attributes::get_ints(const std::string& name, std::vector<i
 const std::vector<float>& Attributes::get_floats(const std::string& name) const {
     return get<std::vector<float>>(name, "a list of floats");
 }
+const Graph& Attributes::get_graph(const std::string& name) const {
+    const auto& graph = get<std::shared_ptr<const Graph>>(name, "a graph");
+    if (!graph) throw ModelError("attribute '" + name + "' is an empty graph");
+    return *graph;
+}
 const Tensor& Attributes::get_tensor(const std::string& name) const {
     return get<Tensor>(name, "a tensor");
 }

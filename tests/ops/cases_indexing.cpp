@@ -239,6 +239,85 @@ void add_selections(std::vector<Case>& c) {
                      node("ReverseSequence", {{"batch_axis", batch}, {"time_axis", time}}, {arg(0), ints(lengths)}),
                      [=](const auto& in, DType) { return std::vector{ref::reverse_sequence(in[0], lengths, batch, time)}; }});
 
+    // GridSample: grid points reach past [-1, 1] so that every padding mode matters.
+    for (const char* mode : {"bilinear", "nearest", "bicubic"})
+        for (const char* padding : {"zeros", "border", "reflection"})
+            for (int64_t align : {0, 1}) {
+                Case gs{"GridSample", std::string(mode) + " " + padding + " align_corners " + std::to_string(align),
+                        {x("X", {2, 3, 5, 4}), x("Grid", {2, 3, 6, 2}, 1.3)},
+                        node("GridSample", {{"mode", std::string(mode)}, {"padding_mode", std::string(padding)},
+                                            {"align_corners", align}}),
+                        [mode, padding, align](const auto& in, DType) {
+                            return std::vector{ref::grid_sample(in[0], in[1], mode, padding, align != 0)};
+                        }};
+                gs.accumulates = true;
+                c.push_back(gs);
+            }
+    // TfIdfVectorizer: unigrams {1, 2, 3} and bigrams (1,2) (2,3) (3,1) over tokens 0..3, so
+    // that grams repeat; counted by matching every pool gram at every start and distance.
+    for (const std::string mode : {"TF", "IDF", "TFIDF"})
+        for (int64_t skip : {0, 2}) {
+            const std::vector<std::vector<int64_t>> grams{{1}, {2}, {3}, {1, 2}, {2, 3}, {3, 1}};
+            const std::vector<float> weights{0.5f, 1.5f, 2.0f, 0.25f, 3.0f, 1.0f};
+            const infer::Attributes attrs{{"min_gram_length", int64_t{1}}, {"max_gram_length", int64_t{2}},
+                                          {"max_skip_count", skip}, {"mode", mode},
+                                          {"ngram_counts", std::vector<int64_t>{0, 3}},
+                                          {"ngram_indexes", std::vector<int64_t>{0, 1, 2, 3, 4, 5}},
+                                          {"pool_int64s", std::vector<int64_t>{1, 2, 3, 1, 2, 2, 3, 3, 1}},
+                                          {"weights", weights}};
+            Case tfidf{"TfIdfVectorizer", mode + " skip " + std::to_string(skip) + " [2,9]",
+                       {integers("X", {2, 9}, 0, 3)}, node("TfIdfVectorizer", attrs),
+                       [grams, weights, mode, skip](const auto& in, DType) {
+                           RefTensor y{Shape{2, 6}, {}};
+                           for (int64_t r = 0; r < 2; ++r)
+                               for (size_t g = 0; g < grams.size(); ++g) {
+                                   double count = 0;
+                                   const auto n = static_cast<int64_t>(grams[g].size());
+                                   for (int64_t d = 1; d <= (n == 1 ? 1 : skip + 1); ++d)
+                                       for (int64_t s = 0; s + d * (n - 1) < 9; ++s) {
+                                           bool match = true;
+                                           for (int64_t k = 0; k < n; ++k)
+                                               match = match && in[0].data[static_cast<size_t>(r * 9 + s + k * d)] == double(grams[g][static_cast<size_t>(k)]);
+                                           count += match;
+                                       }
+                                   y.data.push_back(mode == "TF" ? count : mode == "IDF" ? (count > 0 ? weights[g] : 0.0) : count * weights[g]);
+                               }
+                           return std::vector{y};
+                       }};
+            tfidf.dtypes = {DType::i64};
+            c.push_back(tfidf);
+        }
+    // Unique: small integers, so that values and slices repeat.
+    for (const auto& [shape, axis] : std::vector<std::pair<Shape, std::optional<int64_t>>>{
+             {{12}, std::nullopt}, {{3, 4}, std::nullopt}, {{4, 3}, 0}, {{2, 5, 2}, 1}, {{2, 5, 2}, -1}})
+        for (int64_t sorted : {1, 0}) {
+            infer::Attributes attrs{{"sorted", sorted}};
+            if (axis) attrs.set("axis", *axis);
+            Case u{"Unique", shape.to_string() + (axis ? " axis " + std::to_string(*axis) : " flat") + " sorted " + std::to_string(sorted),
+                   {integers("X", shape, 0, 2, std::nullopt)}, node("Unique", attrs, {}, 4),
+                   [axis, sorted](const auto& in, DType) { return ref::unique(in[0], axis, sorted != 0); }};
+            u.dtypes = {DType::f32, DType::i64};
+            c.push_back(u);
+        }
+    // NonMaxSuppression: random corner boxes (either diagonal), overlapping often enough
+    // that the IoU threshold bites.
+    for (const auto& [keep, iou] : {std::pair<int64_t, float>{3, 0.3f}, {10, 0.6f}, {0, 0.5f}}) {
+        InputSpec boxes = x("boxes", {2, 8, 4}, 2.0), scores = positive("scores", {2, 3, 8});
+        Case nms{"NonMaxSuppression", "[2,8,4] [2,3,8] keep " + std::to_string(keep) + " iou " + std::to_string(iou),
+                 {boxes, scores},
+                 [keep, iou](infer::GraphBuilder& b, const std::vector<infer::Value>& in, DType) {
+                     const Shape scalar(std::vector<int64_t>{});
+                     const infer::Value k = b.constant(infer::Tensor::from_vector(std::vector<int64_t>{keep}, scalar));
+                     const infer::Value t = b.constant(infer::Tensor::from_vector(std::vector<float>{iou}, scalar));
+                     const infer::Value s = b.constant(infer::Tensor::from_vector(std::vector<float>{0.2f}, scalar));
+                     return std::vector{b.op1("NonMaxSuppression", {in[0], in[1], k, t, s})};
+                 },
+                 [keep, iou](const auto& in, DType) {
+                     return std::vector{ref::non_max_suppression(in[0], in[1], keep, iou, 0.2)};
+                 }};
+        nms.dtypes = {DType::f32, DType::f64};
+        c.push_back(nms);
+    }
     for (const Shape& shape : {Shape{3, 4}, Shape{2, 3, 5}}) {
         Case nz{"NonZero", shape.to_string() + " with zeros", {integers("X", shape, -1, 1, std::nullopt)}, node("NonZero"),
                 [](const auto& in, DType) { return std::vector{ref::nonzero(in[0])}; }};

@@ -310,11 +310,53 @@ void add_size_and_einsum(std::vector<Case>& cases) {
     }));
 }
 
+// Det by cofactor expansion along the first row: another method than the kernel's LU.
+double cofactor_det(const std::vector<double>& a, int64_t n) {
+    if (n == 1) return a[0];
+    double det = 0;
+    for (int64_t col = 0; col < n; ++col) {
+        std::vector<double> minor;
+        for (int64_t r = 1; r < n; ++r)
+            for (int64_t c = 0; c < n; ++c)
+                if (c != col) minor.push_back(a[static_cast<size_t>(r * n + c)]);
+        det += (col % 2 ? -1 : 1) * a[static_cast<size_t>(col)] * cofactor_det(minor, n - 1);
+    }
+    return det;
+}
+
+void add_det_and_shifts(std::vector<Case>& cases) {
+    for (const Shape& s : {Shape{3, 3}, Shape{2, 4, 4}, Shape{1, 1}, Shape{2, 2, 5, 5}})
+        cases.push_back({"Det", s.to_string(), {x("X", s)}, node("Det"), [](const auto& in, DType) {
+                             const Shape& shape = in[0].shape;
+                             const int64_t n = shape[shape.rank() - 1];
+                             RefTensor out{Shape(std::vector<int64_t>(shape.dims().begin(), shape.dims().end() - 2)), {}};
+                             for (size_t m = 0; m * n * n < in[0].data.size(); ++m)
+                                 out.data.push_back(cofactor_det(
+                                     std::vector<double>(in[0].data.begin() + static_cast<std::ptrdiff_t>(m * n * n),
+                                                         in[0].data.begin() + static_cast<std::ptrdiff_t>((m + 1) * n * n)),
+                                     n));
+                             return std::vector{out};
+                         }});
+    for (const std::string direction : {"LEFT", "RIGHT"}) {
+        const bool left = direction == "LEFT";
+        Case shift{"BitShift", "u8 " + direction + " [2,5] [5]",
+                   {integers("X", {2, 5}, 0, left ? 7 : 255, DType::u8), integers("Y", {5}, 0, 5, DType::u8)},
+                   node("BitShift", {{"direction", direction}}), [left](const auto& in, DType) {
+                       return std::vector{ref::binary(in[0], in[1], [left](double a, double b) {
+                           return left ? a * std::pow(2.0, b) : std::floor(a / std::pow(2.0, b));
+                       })};
+                   }};
+        shift.dtypes = {DType::u8};
+        cases.push_back(shift);
+    }
+}
+
 }  // namespace
 
 std::vector<Case> math_cases() {
     std::vector<Case> cases;
     add_trigonometry(cases);
+    add_det_and_shifts(cases);
     add_rounding(cases);
     add_activations(cases);
     add_axis_ops(cases);

@@ -248,11 +248,48 @@ void add_recurrent(std::vector<Case>& c) {
     }
 }
 
+// The training optimizers over two tensors ([3] and [2,2]) at step T, from the ONNX reference's
+// formulas in double. State tensors that feed a square root are positive.
+void add_optimizers(std::vector<Case>& c) {
+    struct Spec { std::string op, label; infer::Attributes attrs; size_t state; };
+    const std::vector<Spec> specs{
+        {"Adagrad", "decay 0.1 eps 1e-5 norm 1e-3", {{"decay_factor", 0.1f}, {"epsilon", 1e-5f}, {"norm_coefficient", 1e-3f}}, 1},
+        {"Momentum", "standard", {{"alpha", 0.95f}, {"beta", 0.1f}, {"mode", std::string("standard")}, {"norm_coefficient", 1e-3f}}, 1},
+        {"Momentum", "nesterov", {{"alpha", 0.9f}, {"beta", 1.0f}, {"mode", std::string("nesterov")}, {"norm_coefficient", 1e-2f}}, 1},
+        {"Adam", "defaults", {}, 2},
+        {"Adam", "alpha 0.95 beta 0.85 norm_post 0.1", {{"alpha", 0.95f}, {"beta", 0.85f}, {"norm_coefficient_post", 0.1f}}, 2}};
+    for (const Spec& spec : specs)
+        for (int64_t step : {0, 3}) {
+            std::vector<InputSpec> inputs{x("X1", {3}), x("X2", {2, 2}), x("G1", {3}), x("G2", {2, 2})};
+            for (size_t s = 0; s < spec.state; ++s) {
+                const std::string role = s == 0 && spec.op != "Adagrad" ? "V" : "H";
+                inputs.push_back(role == "H" ? positive(role + "1", {3}) : x(role + "1", {3}));
+                inputs.push_back(role == "H" ? positive(role + "2", {2, 2}) : x(role + "2", {2, 2}));
+            }
+            Case opt{spec.op, spec.label + " T " + std::to_string(step), inputs,
+                     [spec, step](infer::GraphBuilder& b, const std::vector<infer::Value>& in, DType dt) {
+                         const Shape scalar(std::vector<int64_t>{});
+                         const infer::Tensor r = dt == DType::f64 ? infer::Tensor::from_vector(std::vector<double>{0.1}, scalar)
+                                                                  : infer::Tensor::from_vector(std::vector<float>{0.1f}, scalar);
+                         std::vector<infer::Value> operands{b.constant(r),
+                                                            b.constant(infer::Tensor::from_vector(std::vector<int64_t>{step}, scalar))};
+                         operands.insert(operands.end(), in.begin(), in.end());
+                         return b.op(spec.op, operands, spec.attrs, 2 * (1 + spec.state));
+                     },
+                     [spec, step](const auto& v, DType) {
+                         return ref::optimizer_step(spec.op, spec.attrs, 0.1, step, v);
+                     }};
+            opt.dtypes = {DType::f32, DType::f64};
+            c.push_back(opt);
+        }
+}
+
 }  // namespace
 
 std::vector<Case> neural_cases() {
     std::vector<Case> c;
     add_losses(c);
+    add_optimizers(c);
     add_conv_transpose(c);
     add_channel_norms(c);
     add_quantize(c);

@@ -151,6 +151,22 @@ std::vector<Case> neural_layers_cases() {
         integral.cpu_optional = true;
         c.push_back(integral);
     }
+    // MaxUnpool of MaxPool's own indices: the maxima back in place, zeros elsewhere.
+    for (const auto& p : {pools[0], pools[1], pools[7]}) {
+        c.push_back({"MaxUnpool", p.x.to_string() + window_label(p.window), {x("X", p.x)},
+                     [p](infer::GraphBuilder& b, const std::vector<infer::Value>& in, DType) {
+                         const auto pooled = b.op("MaxPool", {in[0]}, window_attributes(p.window), 2);
+                         const infer::Value shape = b.constant_i64(p.x.dims());
+                         return std::vector{b.op1("MaxUnpool", {pooled[0], pooled[1], shape}, window_attributes(p.window))};
+                     },
+                     [p](const auto& v, DType) {
+                         const RefTensor values = ref::max_pool(v[0], p.window);
+                         const RefTensor at = ref::max_pool_indices(v[0], p.window, false);
+                         RefTensor y{v[0].shape, std::vector<double>(v[0].data.size(), 0.0)};
+                         for (size_t i = 0; i < at.data.size(); ++i) y.data[static_cast<size_t>(at.data[i])] = values.data[i];
+                         return std::vector{y};
+                     }});
+    }
     ref::Window dilated;
     dilated.kernel = {2, 2};
     dilated.dilations = {2, 2};

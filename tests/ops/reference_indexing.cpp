@@ -333,4 +333,164 @@ RefTensor resize(const RefTensor& x, const std::vector<double>& scales, const in
     return current;
 }
 
+RefTensor non_max_suppression(const RefTensor& boxes, const RefTensor& scores, int64_t keep, double iou_limit,
+                              double score_limit) {
+    const int64_t batches = boxes.shape[0], count = boxes.shape[1], classes = scores.shape[1];
+    const auto corner = [&](int64_t b, int64_t i, int k) { return boxes.data[static_cast<size_t>((b * count + i) * 4 + k)]; };
+    const auto iou = [&](int64_t b, int64_t i, int64_t j) {
+        double lo[2], hi[2], area_i = 1, area_j = 1, inter = 1;
+        for (int axis = 0; axis < 2; ++axis) {
+            const double i0 = std::min(corner(b, i, axis), corner(b, i, axis + 2)), i1 = std::max(corner(b, i, axis), corner(b, i, axis + 2));
+            const double j0 = std::min(corner(b, j, axis), corner(b, j, axis + 2)), j1 = std::max(corner(b, j, axis), corner(b, j, axis + 2));
+            lo[axis] = std::max(i0, j0);
+            hi[axis] = std::min(i1, j1);
+            area_i *= i1 - i0;
+            area_j *= j1 - j0;
+            inter *= std::max(0.0, hi[axis] - lo[axis]);
+        }
+        return inter / (area_i + area_j - inter);
+    };
+    std::vector<double> rows;
+    int64_t n = 0;
+    for (int64_t b = 0; b < batches; ++b)
+        for (int64_t c = 0; c < classes; ++c) {
+            // Repeatedly take the best remaining candidate (lowest index on ties), then drop
+            // the candidates it overlaps too much.
+            std::vector<bool> open(static_cast<size_t>(count));
+            for (int64_t i = 0; i < count; ++i)
+                open[static_cast<size_t>(i)] = scores.data[static_cast<size_t>((b * classes + c) * count + i)] > score_limit;
+            for (int64_t taken = 0; taken < keep; ++taken) {
+                int64_t best = -1;
+                for (int64_t i = 0; i < count; ++i)
+                    if (open[static_cast<size_t>(i)] &&
+                        (best < 0 || scores.data[static_cast<size_t>((b * classes + c) * count + i)] >
+                                         scores.data[static_cast<size_t>((b * classes + c) * count + best)]))
+                        best = i;
+                if (best < 0) break;
+                rows.insert(rows.end(), {double(b), double(c), double(best)});
+                ++n;
+                for (int64_t i = 0; i < count; ++i)
+                    if (open[static_cast<size_t>(i)] && (i == best || iou(b, best, i) > iou_limit)) open[static_cast<size_t>(i)] = false;
+            }
+        }
+    return {infer::Shape({n, 3}), rows};
+}
+
+RefTensor grid_sample(const RefTensor& x, const RefTensor& grid, const std::string& mode, const std::string& padding,
+                      bool align_corners) {
+    const int64_t n_count = x.shape[0], channels = x.shape[1], h = x.shape[2], w = x.shape[3];
+    const int64_t oh = grid.shape[1], ow = grid.shape[2];
+    // Reflection folds a coordinate back into [lo, hi] as many times as it takes.
+    const auto fold = [](double v, double lo, double hi) {
+        const double period = 2 * (hi - lo);
+        if (period <= 0) return lo;
+        double t = std::fmod(v - lo, period);
+        if (t < 0) t += period;
+        return t <= hi - lo ? lo + t : hi - (t - (hi - lo));
+    };
+    const auto coordinate = [&](double g, int64_t size) {
+        const double lo = align_corners ? 0.0 : -0.5, hi = align_corners ? double(size - 1) : double(size) - 0.5;
+        double v = align_corners ? (g + 1) * double(size - 1) / 2 : ((g + 1) * double(size) - 1) / 2;
+        if (mode == "nearest") v = std::nearbyint(v);
+        if (v < lo || v > hi) {
+            if (padding == "border") v = std::min(std::max(v, 0.0), double(size - 1));
+            if (padding == "reflection") v = fold(v, lo, hi);
+        }
+        return v;
+    };
+    const auto index = [&](int64_t i, int64_t size) -> int64_t {
+        if (i >= 0 && i < size) return i;
+        if (padding == "zeros") return -1;
+        if (padding == "border") return std::min<int64_t>(std::max<int64_t>(i, 0), size - 1);
+        const double lo = align_corners ? 0.0 : -0.5, hi = align_corners ? double(size - 1) : double(size) - 0.5;
+        return std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(fold(double(i), lo, hi)), 0), size - 1);
+    };
+    // Weights of the taps around t: linear (2 taps) or Keys cubic with a = -0.75 (4 taps).
+    const auto weights = [&](double t, std::vector<std::pair<int64_t, double>>& taps) {
+        taps.clear();
+        const double f = std::floor(t), d = t - f;
+        if (mode == "nearest") {
+            taps.push_back({static_cast<int64_t>(t), 1.0});
+        } else if (mode == "bilinear") {
+            taps.push_back({static_cast<int64_t>(f), 1 - d});
+            taps.push_back({static_cast<int64_t>(f) + 1, d});
+        } else {
+            const auto keys = [](double s) {
+                const double a = -0.75, u = std::abs(s);
+                return u <= 1 ? (a + 2) * u * u * u - (a + 3) * u * u + 1
+                              : u < 2 ? a * u * u * u - 5 * a * u * u + 8 * a * u - 4 * a : 0.0;
+            };
+            for (int64_t k = -1; k <= 2; ++k) taps.push_back({static_cast<int64_t>(f) + k, keys(d - double(k))});
+        }
+    };
+    RefTensor out{infer::Shape({n_count, channels, oh, ow}), {}};
+    std::vector<std::pair<int64_t, double>> tx, ty;
+    for (int64_t n = 0; n < n_count; ++n)
+        for (int64_t c = 0; c < channels; ++c)
+            for (int64_t i = 0; i < oh; ++i)
+                for (int64_t j = 0; j < ow; ++j) {
+                    const size_t g = static_cast<size_t>(((n * oh + i) * ow + j) * 2);
+                    weights(coordinate(grid.data[g], w), tx);
+                    weights(coordinate(grid.data[g + 1], h), ty);
+                    double sum = 0;
+                    for (const auto& [yy, wy] : ty)
+                        for (const auto& [xx, wx] : tx) {
+                            const int64_t r = index(yy, h), q = index(xx, w);
+                            if (r >= 0 && q >= 0) sum += wy * wx * x.data[static_cast<size_t>(((n * channels + c) * h + r) * w + q)];
+                        }
+                    out.data.push_back(sum);
+                }
+    return out;
+}
+
+std::vector<RefTensor> unique(const RefTensor& x, std::optional<int64_t> axis, bool sorted) {
+    // Slices as index lists into x.data: with an axis, every element whose coordinate along
+    // it is s; without, element s alone.
+    const int64_t rank = static_cast<int64_t>(x.shape.rank());
+    const size_t a = axis ? static_cast<size_t>(normalize_axis(*axis, rank)) : 0;
+    const int64_t count = axis ? x.shape[a] : static_cast<int64_t>(x.data.size());
+    std::vector<std::vector<double>> slices(static_cast<size_t>(count));
+    for (int64_t flat = 0; flat < static_cast<int64_t>(x.data.size()); ++flat) {
+        const int64_t s = axis ? unravel(flat, x.shape)[a] : flat;
+        slices[static_cast<size_t>(s)].push_back(x.data[static_cast<size_t>(flat)]);
+    }
+    std::vector<int64_t> reps;  // first occurrence of each distinct slice, in output order
+    for (int64_t s = 0; s < count; ++s) {
+        bool seen = false;
+        for (int64_t r : reps) seen = seen || slices[static_cast<size_t>(r)] == slices[static_cast<size_t>(s)];
+        if (!seen) reps.push_back(s);
+    }
+    if (sorted)
+        std::stable_sort(reps.begin(), reps.end(), [&](int64_t p, int64_t q) {
+            return slices[static_cast<size_t>(p)] < slices[static_cast<size_t>(q)];
+        });
+    const auto n = static_cast<int64_t>(reps.size());
+    RefTensor indices{infer::Shape({n}), {}}, inverse{infer::Shape({count}), {}}, counts{infer::Shape({n}), {}};
+    for (int64_t r : reps) indices.data.push_back(double(r));
+    for (int64_t s = 0; s < count; ++s)
+        for (int64_t k = 0; k < n; ++k)
+            if (slices[static_cast<size_t>(reps[static_cast<size_t>(k)])] == slices[static_cast<size_t>(s)]) inverse.data.push_back(double(k));
+    for (int64_t k = 0; k < n; ++k) {
+        double c = 0;
+        for (double v : inverse.data) c += v == double(k);
+        counts.data.push_back(c);
+    }
+    // Y: x with the axis (or the flattened elements) reduced to the representatives.
+    RefTensor y;
+    if (!axis) {
+        y.shape = infer::Shape({n});
+        for (int64_t r : reps) y.data.push_back(x.data[static_cast<size_t>(r)]);
+    } else {
+        Dims dims = x.shape.dims();
+        dims[a] = n;
+        y.shape = infer::Shape(dims);
+        for (int64_t flat = 0; flat < numel(y.shape); ++flat) {
+            Dims index = unravel(flat, y.shape);
+            index[a] = reps[static_cast<size_t>(index[a])];
+            y.data.push_back(x.data[static_cast<size_t>(ravel(index, x.shape))]);
+        }
+    }
+    return {y, indices, inverse, counts};
+}
+
 }  // namespace ref

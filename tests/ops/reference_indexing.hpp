@@ -3,6 +3,7 @@
 // specification. Index-carrying inputs are RefTensors of integral values.
 #include "reference.hpp"
 
+#include <optional>
 #include <string>
 
 namespace ref {
@@ -26,6 +27,16 @@ std::vector<RefTensor> top_k(const RefTensor& x, int64_t k, int64_t axis, bool l
 RefTensor compress(const RefTensor& x, const std::vector<bool>& condition, bool has_axis, int64_t axis);
 RefTensor reverse_sequence(const RefTensor& x, const Dims& lengths, int64_t batch_axis, int64_t time_axis);
 RefTensor nonzero(const RefTensor& x);
+// Unique over the elements (axis empty) or the slices along an axis: Y, indices, inverse
+// indices, counts.
+std::vector<RefTensor> unique(const RefTensor& x, std::optional<int64_t> axis, bool sorted);
+// GridSample of x [N, C, H, W] at grid [N, Ho, Wo, 2]; mode nearest|bilinear|bicubic, padding
+// zeros|border|reflection.
+RefTensor grid_sample(const RefTensor& x, const RefTensor& grid, const std::string& mode, const std::string& padding,
+                      bool align_corners);
+// NonMaxSuppression with corner boxes [B, N, 4] and scores [B, C, N]: rows (batch, class, box).
+RefTensor non_max_suppression(const RefTensor& boxes, const RefTensor& scores, int64_t keep, double iou_limit,
+                              double score_limit);
 
 struct ResizeSpec {
     std::string mode = "nearest";                      // nearest, linear, cubic

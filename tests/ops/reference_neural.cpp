@@ -296,4 +296,41 @@ std::vector<RefTensor> recurrent(const RecurrentSpec& spec, const RefTensor& x, 
     return {y, yh};
 }
 
+std::vector<RefTensor> optimizer_step(const std::string& op, const infer::Attributes& attrs, double rate, int64_t step,
+                                      const std::vector<RefTensor>& inputs) {
+    const size_t state = op == "Adam" ? 2 : 1, groups = inputs.size() / (2 + state);
+    const auto attr = [&](const char* name, double fallback) { return double(attrs.get_float(name, float(fallback))); };
+    std::vector<RefTensor> out(groups * (1 + state));
+    for (size_t k = 0; k < groups; ++k) {
+        const RefTensor& x = inputs[k];
+        for (size_t s = 0; s <= state; ++s) out[s * groups + k] = RefTensor{x.shape, {}};
+        for (size_t i = 0; i < x.data.size(); ++i) {
+            const double xv = x.data[i], g = inputs[groups + k].data[i];
+            const double s1 = inputs[2 * groups + k].data[i];
+            if (op == "Adagrad") {
+                const double r = rate / (1 + double(step) * attr("decay_factor", 0));
+                const double reg = attr("norm_coefficient", 0) * xv + g, h = s1 + reg * reg;
+                out[k].data.push_back(xv - r * reg / (std::sqrt(h) + attr("epsilon", 1e-6)));
+                out[groups + k].data.push_back(h);
+            } else if (op == "Momentum") {
+                const double alpha = attr("alpha", 0), reg = attr("norm_coefficient", 0) * xv + g;
+                const double v = alpha * s1 + (step > 0 ? attr("beta", 0) : 1.0) * reg;
+                const bool nesterov = attrs.get_string("mode") == "nesterov";
+                out[k].data.push_back(nesterov ? xv - rate * (reg + alpha * v) : xv - rate * v);
+                out[groups + k].data.push_back(v);
+            } else {
+                const double alpha = attr("alpha", 0.9), beta = attr("beta", 0.999);
+                const double reg = attr("norm_coefficient", 0) * xv + g;
+                const double v = alpha * s1 + (1 - alpha) * reg;
+                const double h = beta * inputs[3 * groups + k].data[i] + (1 - beta) * reg * reg;
+                const double r = step > 0 ? rate * std::sqrt(1 - std::pow(beta, double(step))) / (1 - std::pow(alpha, double(step))) : rate;
+                out[k].data.push_back((1 - attr("norm_coefficient_post", 0)) * (xv - r * (v / (std::sqrt(h) + attr("epsilon", 1e-6)))));
+                out[groups + k].data.push_back(v);
+                out[2 * groups + k].data.push_back(h);
+            }
+        }
+    }
+    return out;
+}
+
 }  // namespace ref

@@ -3,6 +3,8 @@
 // specification.
 #include "reference.hpp"
 
+#include <infer/attributes.hpp>
+
 #include <optional>
 #include <string>
 
@@ -59,5 +61,10 @@ std::vector<RefTensor> recurrent(const RecurrentSpec& spec, const RefTensor& x, 
                                  const RefTensor& r, const RefTensor* b, const RefTensor* lengths,
                                  const RefTensor* initial_h, const RefTensor* initial_c,
                                  const RefTensor* peepholes);
+
+// One step of Adagrad, Momentum or Adam over the tensors in `inputs` (X..., G..., state...),
+// giving X_new..., then the new state, as ONNX's reference defines them.
+std::vector<RefTensor> optimizer_step(const std::string& op, const infer::Attributes& attrs, double rate, int64_t step,
+                                      const std::vector<RefTensor>& inputs);
 
 }  // namespace ref

@@ -67,6 +67,7 @@ public:
         register_math_family_kernels(kernels_);
         register_indexing_family_kernels(kernels_);
         register_neural_family_kernels(kernels_);
+        register_control_family_kernels(kernels_);
         register_fused_kernels(kernels_);
     }
 

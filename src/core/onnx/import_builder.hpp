@@ -4,6 +4,7 @@
 
 #include <infer/error.hpp>
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -13,20 +14,32 @@ namespace infer::detail {
 
 class ImportBuilder {
 public:
-    explicit ImportBuilder(std::string what) : what_(std::move(what)) {}
+    // Says whether an enclosing graph defines a name; absent for a top-level graph.
+    using OuterScope = std::function<bool(const std::string& name)>;
+    explicit ImportBuilder(std::string what, OuterScope outer = nullptr)
+        : what_(std::move(what)), outer_(std::move(outer)) {}
 
     GraphIR& graph() { return ir_; }
+    const OuterScope& outer() const { return outer_; }
     const std::string& what() const { return what_; }
 
     // The id of an existing ONNX tensor name; throws ModelError naming `user` when absent.
-    int value(const std::string& name, const std::string& user) const {
+    // In a subgraph (a branch or a loop body), a name of an enclosing graph becomes an
+    // implicit input of the subgraph, after its own inputs (see outer_names()).
+    int value(const std::string& name, const std::string& user) {
         auto it = ids_.find(name);
-        if (it == ids_.end())
+        if (it != ids_.end()) return it->second;
+        if (!outer_ || !outer_(name))
             throw ModelError(what_ + ": " + user + " uses tensor '" + name +
                              "', which no input, initializer or node produces");
-        return it->second;
+        const int id = new_value(name);
+        ir_.inputs.push_back(id);
+        outer_names_.push_back(name);
+        return id;
     }
     bool has_value(const std::string& name) const { return ids_.count(name) != 0; }
+    // Names of enclosing graphs this subgraph reads, in the order of its implicit inputs.
+    const std::vector<std::string>& outer_names() const { return outer_names_; }
 
     int new_value(const std::string& name) {
         if (ids_.count(name)) throw ModelError(what_ + ": tensor '" + name + "' is produced twice");
@@ -57,6 +70,8 @@ public:
 
 private:
     std::string what_;
+    OuterScope outer_;
+    std::vector<std::string> outer_names_;
     GraphIR ir_;
     std::map<std::string, int> ids_;
     std::set<std::string> node_names_;

@@ -134,6 +134,9 @@ void adapt_node(ImportBuilder& b, ImportedNode node, int64_t opset) {
             if (name != "consumed_inputs" && name != "broadcast") kept.set(name, value);
         node.attributes = std::move(kept);
     }
+    if (op == "Scan" && opset < 9)
+        throw Unsupported(b.what() + ": node '" + node.name + "' (Scan): the opset-8 form, with a batch axis and "
+                          "sequence_lens, is not supported");
     if (op == "Reshape" && opset < 5) {
         attribute_to_input(b, node, "shape", 1);
     } else if ((op == "Squeeze" || op == "Unsqueeze") && opset < 13) {

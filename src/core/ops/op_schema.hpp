@@ -119,6 +119,7 @@ struct OpSchema {
 std::vector<OpSchema> math_op_schemas();
 std::vector<OpSchema> indexing_op_schemas();
 std::vector<OpSchema> neural_op_schemas();
+std::vector<OpSchema> control_op_schemas();
 // Ops fusion passes make (traits.internal): never imported, always with a CPU kernel.
 std::vector<OpSchema> fused_op_schemas();
 

@@ -2,6 +2,7 @@
 // selections whose extent depends on values (TopK's k, Compress's condition, NonZero's data).
 #include "core/ops/shapes_indexing.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace infer::detail {
@@ -122,6 +123,29 @@ std::vector<Shape> shape_resize(const InferenceContext& ctx) {
     return resized(ctx, 2, 3);
 }
 std::vector<Shape> shape_upsample(const InferenceContext& ctx) { return resized(ctx, 1, 0); }
+
+// GridSample: X [N, C, H, W] and Grid [N, Ho, Wo, 2] give [N, C, Ho, Wo].
+std::vector<Shape> shape_grid_sample(const InferenceContext& ctx) {
+    check_same_dtypes(ctx, 0);
+    const Shape& x = ctx.shape(0);
+    const Shape& grid = ctx.shape(1);
+    if (x.rank() != 4 || grid.rank() != 4 || (grid[3] != 2 && grid[3] != kDynamic))
+        ctx.fail("X must be [N, C, H, W] and Grid [N, Ho, Wo, 2], got " + x.to_string() + " and " + grid.to_string());
+    return {Shape({x[0], x[1], grid[1], grid[2]})};
+}
+
+DType dtype_f32(const InferenceContext&, size_t) { return DType::f32; }
+
+// TfIdfVectorizer: one row of max(ngram_indexes) + 1 weights per input row.
+std::vector<Shape> shape_tfidf(const InferenceContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    if (x.rank() != 1 && x.rank() != 2) ctx.fail("input must be [C] or [N, C], got " + x.to_string());
+    if (ctx.dtype(0) != DType::i32 && ctx.dtype(0) != DType::i64) throw Unsupported("node '" + ctx.node().name + "' (TfIdfVectorizer): only integer tokens are supported");
+    const std::vector<int64_t> indexes = ctx.attrs().get_ints("ngram_indexes");
+    if (indexes.empty()) ctx.fail("ngram_indexes is empty");
+    const int64_t width = *std::max_element(indexes.begin(), indexes.end()) + 1;
+    return {x.rank() == 1 ? Shape({width}) : Shape({x[0], width})};
+}
 
 std::vector<Shape> shape_one_hot(const InferenceContext& ctx) {
     const Shape& indices = ctx.shape(0);

@@ -3,6 +3,8 @@
 // CPU kernels share with them.
 #include "core/ops/shape_functions.hpp"
 
+#include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,9 @@ std::vector<Shape> shape_scatter(const InferenceContext& ctx);
 std::vector<Shape> shape_scatter_nd(const InferenceContext& ctx);
 std::vector<Shape> shape_resize(const InferenceContext& ctx);
 std::vector<Shape> shape_upsample(const InferenceContext& ctx);
+std::vector<Shape> shape_grid_sample(const InferenceContext& ctx);
+DType dtype_f32(const InferenceContext& ctx, size_t output);      // TfIdfVectorizer
+std::vector<Shape> shape_tfidf(const InferenceContext& ctx);    // [C] → [K], [N, C] → [N, K]
 std::vector<Shape> shape_one_hot(const InferenceContext& ctx);
 std::vector<Shape> shape_tile(const InferenceContext& ctx);
 std::vector<Shape> shape_pad(const InferenceContext& ctx);
@@ -45,6 +50,25 @@ std::vector<Shape> shape_top_k(const InferenceContext& ctx);
 std::vector<Shape> shape_compress(const InferenceContext& ctx);
 std::vector<Shape> shape_nonzero(const InferenceContext& ctx);
 std::vector<Shape> shape_reverse_sequence(const InferenceContext& ctx);
+
+// shapes_indexing_nms.cpp: NonMaxSuppression's selection, (batch, class, box) per kept box in
+// the order kept; the shape function and the kernel share it. Throws InvalidArgument on
+// malformed boxes or scores.
+std::vector<std::array<int64_t, 3>> non_max_suppression(const Tensor& boxes, const Tensor& scores,
+                                                        const Tensor* max_per_class, const Tensor* iou_threshold,
+                                                        const Tensor* score_threshold, bool center_point,
+                                                        const std::string& node);
+std::vector<Shape> shape_non_max_suppression(const InferenceContext& ctx);
+
+// shapes_indexing_unique.cpp: Unique's selection over the elements (no axis) or the slices
+// along an axis, seen as `outer` x `count` x `inner`: the first occurrence of each distinct
+// slice in output order, each slice's position in the output, and the occurrences.
+struct UniqueSelection {
+    std::vector<int64_t> first, inverse, counts;
+    int64_t outer = 1, count = 0, inner = 1;
+};
+UniqueSelection unique_selection(const Tensor& x, std::optional<int64_t> axis, bool sorted, const std::string& node);
+std::vector<Shape> shape_unique(const InferenceContext& ctx);
 
 // Shared with the kernels that need the same geometry (Slice).
 struct SliceRange {

@@ -100,6 +100,14 @@ std::vector<Shape> shape_cumsum(const InferenceContext& ctx) {
     return {x};
 }
 
+std::vector<Shape> shape_det(const InferenceContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    const size_t rank = x.rank();
+    if (rank < 2 || (x[rank - 1] != x[rank - 2] && x[rank - 1] != kDynamic && x[rank - 2] != kDynamic))
+        ctx.fail("input must be square matrices [..., M, M], got " + x.to_string());
+    return {Shape(std::vector<int64_t>(x.dims().begin(), x.dims().end() - 2))};
+}
+
 std::vector<Shape> shape_size(const InferenceContext&) { return {Shape(std::vector<int64_t>{})}; }
 
 namespace {

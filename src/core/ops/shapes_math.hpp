@@ -24,6 +24,7 @@ std::vector<Shape> shape_prelu(const InferenceContext& ctx);
 std::vector<Shape> shape_cumsum(const InferenceContext& ctx);
 std::vector<Shape> shape_size(const InferenceContext& ctx);
 std::vector<Shape> shape_einsum(const InferenceContext& ctx);
+std::vector<Shape> shape_det(const InferenceContext& ctx);  // [..., M, M] → [...]
 
 // An Einsum equation resolved against its operands' shapes. Every axis gets a label: letters
 // map to 0..51 in ASCII order ('A' first), the axes an ellipsis stands for to 52 and up, aligned

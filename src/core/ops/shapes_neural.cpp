@@ -250,4 +250,27 @@ std::vector<Shape> shape_instance_norm(const InferenceContext& ctx) {
     return {x};
 }
 
+namespace {
+// The number of tensors an optimizer node updates: (inputs - 2) / tensors per update.
+size_t updated_tensors(const InferenceContext& ctx) {
+    const size_t per = ctx.node().op == "Adam" ? 4 : 3;
+    const size_t inputs = ctx.node().inputs.size();
+    if (inputs < 2 + per || (inputs - 2) % per != 0 || ctx.node().outputs.size() != (inputs - 2) / per * (per - 1))
+        ctx.fail("takes R, T and " + std::to_string(per) + " tensors per updated tensor, giving " +
+                 std::to_string(per - 1) + " outputs per updated tensor");
+    return (inputs - 2) / per;
+}
+}  // namespace
+
+DType dtype_of_optimizer(const InferenceContext& ctx, size_t output) {
+    return ctx.dtype(2 + output % updated_tensors(ctx));
+}
+
+std::vector<Shape> shape_optimizer(const InferenceContext& ctx) {
+    const size_t groups = updated_tensors(ctx);
+    std::vector<Shape> shapes;
+    for (size_t j = 0; j < ctx.node().outputs.size(); ++j) shapes.push_back(ctx.shape(2 + j % groups));
+    return shapes;
+}
+
 }  // namespace infer::detail

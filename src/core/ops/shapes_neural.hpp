@@ -21,6 +21,7 @@ std::vector<Shape> shape_batch_norm(const InferenceContext& ctx);
 std::vector<Shape> shape_conv(const InferenceContext& ctx);
 std::vector<Shape> shape_pool(const InferenceContext& ctx);
 std::vector<Shape> shape_global_pool(const InferenceContext& ctx);
+std::vector<Shape> shape_max_unpool(const InferenceContext& ctx);
 
 // shapes_neural.cpp
 // losses
@@ -37,6 +38,10 @@ std::vector<Shape> shape_qlinear_matmul(const InferenceContext& ctx);
 // generators and recurrences
 std::vector<Shape> shape_window(const InferenceContext& ctx);
 std::vector<Shape> shape_recurrent(const InferenceContext& ctx);
+// training optimizers: output j has the shape and dtype of the X it updates or the state
+// it carries (input 2 + j modulo the number of updated tensors)
+DType dtype_of_optimizer(const InferenceContext& ctx, size_t output);
+std::vector<Shape> shape_optimizer(const InferenceContext& ctx);
 // normalizations over [N, C, ...]
 std::vector<Shape> shape_instance_norm(const InferenceContext& ctx);
 

@@ -101,6 +101,30 @@ std::vector<Shape> shape_pool(const InferenceContext& ctx) {
     return std::vector<Shape>(ctx.node().outputs.size(), y[0]);  // Y, and Indices of Y's shape
 }
 
+// MaxUnpool: output_shape when given, else each spatial extent (in - 1) * stride + kernel
+// less the pads, MaxPool's geometry inverted.
+std::vector<Shape> shape_max_unpool(const InferenceContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    if (x.rank() < 3) ctx.fail("input must be [N, C, spatial...], got " + x.to_string());
+    if (ctx.dtype(1) != DType::i64) ctx.fail("the indices must be i64");
+    if (ctx.shape(1) != x) ctx.fail("the indices " + ctx.shape(1).to_string() + " must have X's shape " + x.to_string());
+    if (ctx.has_input(2)) {
+        const std::vector<int64_t> dims = ctx.ints(2);
+        if (dims.size() != x.rank()) ctx.fail("output_shape must have " + std::to_string(x.rank()) + " entries");
+        return {Shape(dims)};
+    }
+    const size_t spatial = x.rank() - 2;
+    if (!ctx.attrs().has("kernel_shape")) ctx.fail("kernel_shape is required");
+    const WindowParams p = read_window_params(ctx.attrs(), spatial, {});
+    if (p.kernel.size() != spatial || p.strides.size() != spatial || p.pads.size() != 2 * spatial)
+        ctx.fail("kernel_shape, strides and pads must cover " + std::to_string(spatial) + " spatial axes");
+    std::vector<int64_t> dims{x[0], x[1]};
+    for (size_t i = 0; i < spatial; ++i)
+        dims.push_back(x[2 + i] == kDynamic ? kDynamic
+                                            : (x[2 + i] - 1) * p.strides[i] + p.kernel[i] - p.pads[i] - p.pads[spatial + i]);
+    return {Shape(dims)};
+}
+
 std::vector<Shape> shape_global_pool(const InferenceContext& ctx) {
     const Shape& x = ctx.shape(0);
     if (x.rank() < 3) ctx.fail("input must be [N, C, spatial...], got " + x.to_string());

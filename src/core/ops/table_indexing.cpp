@@ -49,6 +49,8 @@ std::vector<OpSchema> indexing_op_schemas() {
         // Resize: X, roi, scales, sizes. Upsample (deprecated): X, scales.
         {"Resize", 1, 4, 1, 1, 0, same, shape_resize, host({1, 2, 3})},
         {"Upsample", 2, 2, 1, 1, 0, same, shape_upsample, host({1})},
+        {"GridSample", 2, 2, 1, 1, 0, same, shape_grid_sample},
+        {"TfIdfVectorizer", 1, 1, 1, 1, 0, dtype_f32, shape_tfidf},
         // Inference only: identity, and the mask all true; inputs ratio and training_mode.
         {"Dropout", 1, 3, 1, 2, 0, dtype_same_then_bool, shape_same_twice, host({1, 2})},
         {"CastLike", 2, 2, 1, 1, 0, dtype_of_input1, shape_unary},
@@ -62,6 +64,10 @@ std::vector<OpSchema> indexing_op_schemas() {
         {"Compress", 2, 2, 1, 1, 0, same, shape_compress, host({1})},
         {"ReverseSequence", 2, 2, 1, 1, 0, same, shape_reverse_sequence},
         {"NonZero", 1, 1, 1, 1, 0, dtype_i64, shape_nonzero, host({0})},
+        // How many distinct values there are decides the outputs' length: X is read on the host.
+        {"Unique", 1, 1, 1, 4, 0, dtype_same_then_i64, shape_unique, host({0})},
+        // Which boxes survive decides the output's length: every input is read on the host.
+        {"NonMaxSuppression", 2, 5, 1, 1, 0, dtype_i64, shape_non_max_suppression, host({0, 1, 2, 3, 4})},
     };
 }
 

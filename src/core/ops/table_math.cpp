@@ -71,6 +71,8 @@ std::vector<OpSchema> math_op_schemas() {
         {"CumSum", 2, 2, 1, 1, 0, same, shape_cumsum, kHostInput1},
         {"Size", 1, 1, 1, 1, 0, dtype_i64, shape_size, 0, {.reads_shape_only = true}},
         {"Einsum", 1, kVariadic, 1, 1, 0, same, shape_einsum},
+        {"Det", 1, 1, 1, 1, 0, same, shape_det},
+        {"BitShift", 2, 2, 1, 1, 0, same, shape_broadcast, 0, kPointwiseBinary},
     };
     for (const char* reduction : {"ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceLogSumExp",
                                   "ReduceLogSum", "ReduceL1", "ReduceL2"})

@@ -30,6 +30,8 @@ std::vector<OpSchema> neural_op_schemas() {
         {"LRN", 1, 1, 1, 1, 0, same, shape_unary},
         {"MeanVarianceNormalization", 1, 1, 1, 1, 0, same, shape_unary},
         {"GlobalMaxPool", 1, 1, 1, 1, 0, same, shape_global_pool},
+        // MaxUnpool: X, I (MaxPool's Indices), output_shape, which decides the output's shape.
+        {"MaxUnpool", 2, 3, 1, 1, 0, same, shape_max_unpool, host_inputs_mask({2})},
 
         {"QuantizeLinear", 2, 3, 1, 1, 0, dtype_quantized, shape_quantize},
         {"DequantizeLinear", 2, 3, 1, 1, 0, dtype_of_scale, shape_quantize},
@@ -46,6 +48,12 @@ std::vector<OpSchema> neural_op_schemas() {
         {"RNN", 3, 6, 1, 2, 0, same, shape_recurrent},
         {"GRU", 3, 6, 1, 2, 0, same, shape_recurrent},
         {"LSTM", 3, 8, 1, 3, 0, same, shape_recurrent},
+
+        // Training optimizers (domain ai.onnx.preview.training): R, T, then tensors by role.
+        // The learning rate and the step count are read on the host.
+        {"Adagrad", 5, kVariadic, 2, kVariadic, 2, dtype_of_optimizer, shape_optimizer, host_inputs_mask({0, 1})},
+        {"Momentum", 5, kVariadic, 2, kVariadic, 2, dtype_of_optimizer, shape_optimizer, host_inputs_mask({0, 1})},
+        {"Adam", 6, kVariadic, 3, kVariadic, 2, dtype_of_optimizer, shape_optimizer, host_inputs_mask({0, 1})},
     };
 }
 

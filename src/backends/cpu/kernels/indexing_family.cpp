@@ -9,6 +9,8 @@ void register_indexing_family_kernels(KernelRegistry& r) {
     register_indexing_movement(r);
     register_indexing_concat_gather(r);
     register_indexing_generators(r);
+    register_indexing_grid_sample(r);
+    register_indexing_tfidf(r);
     register_indexing_gather_scatter(r);
     register_indexing_layout(r);
     register_indexing_resize(r);

@@ -77,6 +77,8 @@ inline int64_t checked_index(const KernelContext& ctx, int64_t index, int64_t ex
 void register_indexing_movement(KernelRegistry& r);        // indexing_movement.cpp
 void register_indexing_concat_gather(KernelRegistry& r);   // indexing_concat_gather.cpp
 void register_indexing_generators(KernelRegistry& r);      // indexing_generators.cpp
+void register_indexing_grid_sample(KernelRegistry& r);     // indexing_grid_sample.cpp
+void register_indexing_tfidf(KernelRegistry& r);           // indexing_tfidf.cpp
 void register_indexing_gather_scatter(KernelRegistry& r);  // indexing_gather_scatter.cpp
 void register_indexing_layout(KernelRegistry& r);          // indexing_layout.cpp
 void register_indexing_resize(KernelRegistry& r);          // indexing_resize.cpp

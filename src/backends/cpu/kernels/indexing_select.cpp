@@ -1,6 +1,7 @@
 // Ops that pick elements by value: TopK (k largest or smallest along an axis, ties to the lower
-// index), NonZero (coordinates of the non-zero elements) and OneHot.
+// index), NonZero (coordinates of the non-zero elements), OneHot, NonMaxSuppression and Unique.
 #include "backends/cpu/kernels/indexing_kernels.hpp"
+#include "core/ops/shapes_indexing.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 
 #include <algorithm>
@@ -94,9 +95,42 @@ void one_hot_kernel(KernelContext& ctx) {
     });
 }
 
+// The same selection the shape function counted (core/ops/shapes_indexing_nms.cpp).
+void non_max_suppression_kernel(KernelContext& ctx) {
+    const auto optional = [&ctx](size_t i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; };
+    const auto selected = detail::non_max_suppression(ctx.input(0), ctx.input(1), optional(2), optional(3), optional(4),
+                                                      ctx.attrs().get_int("center_point_box", 0) != 0, ctx.node_name());
+    Tensor& out = ctx.output(0);
+    if (out.shape()[0] != static_cast<int64_t>(selected.size()))
+        invalid_argument(ctx, "the selection changed since the plan was made");
+    int64_t* o = out.data<int64_t>();
+    for (const auto& s : selected) o = std::copy(s.begin(), s.end(), o);
+}
+
+// Gathers the selection the shape function counted (core/ops/shapes_indexing_unique.cpp).
+void unique_kernel(KernelContext& ctx) {
+    // A value known at plan time reaches a folded node as the caller gave it, maybe strided.
+    const Tensor x = ctx.input(0).contiguous();
+    const std::optional<int64_t> axis = ctx.attrs().has("axis") ? std::optional(ctx.attrs().get_int("axis")) : std::nullopt;
+    const detail::UniqueSelection u = detail::unique_selection(x, axis, ctx.attrs().get_int("sorted", 1) != 0, ctx.node_name());
+    Tensor& y = ctx.output(0);
+    const auto unique = static_cast<int64_t>(u.first.size());
+    if (y.numel() != u.outer * unique * u.inner) invalid_argument(ctx, "the selection changed since the plan was made");
+    const size_t element = dtype_size(x.dtype()), run = static_cast<size_t>(u.inner) * element;
+    const auto* in = static_cast<const unsigned char*>(x.raw_data());
+    auto* out = static_cast<unsigned char*>(y.raw_data());
+    for (int64_t o = 0; o < u.outer; ++o)
+        for (int64_t k = 0; k < unique; ++k)
+            std::memcpy(out + static_cast<size_t>(o * unique + k) * run, in + static_cast<size_t>(o * u.count + u.first[static_cast<size_t>(k)]) * run, run);
+    const std::vector<int64_t>* lists[] = {&u.first, &u.inverse, &u.counts};
+    for (size_t i = 1; i < ctx.num_outputs(); ++i) std::copy(lists[i - 1]->begin(), lists[i - 1]->end(), ctx.output(i).data<int64_t>());
+}
+
 }  // namespace
 
 void register_indexing_select(KernelRegistry& r) {
+    for (DType t : kAllDTypes) r.add("Unique", t, unique_kernel);
+    for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64}) r.add("NonMaxSuppression", t, non_max_suppression_kernel);
     for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64, DType::i8, DType::u8, DType::i32,
                     DType::i64})
         r.add("TopK", t, top_k_kernel);

@@ -139,6 +139,18 @@ void add_arithmetic(KernelRegistry& r, DType type) {
     r.add("Div", type, divide_kernel<T>());
 }
 
+// BitShift on unsigned integers; a shift past the width gives 0 (the operands are promoted to
+// int, where such shifts are defined, and the result is narrowed).
+template <class T>
+void bit_shift_kernel(KernelContext& ctx) {
+    const std::string direction = ctx.attrs().get_string("direction");
+    if (direction == "LEFT")
+        return binary_kernel<T, T>([](T x, T y) { return y >= 64 ? T(0) : static_cast<T>(uint64_t(x) << y); })(ctx);
+    if (direction == "RIGHT")
+        return binary_kernel<T, T>([](T x, T y) { return y >= 64 ? T(0) : static_cast<T>(uint64_t(x) >> y); })(ctx);
+    invalid_argument(ctx, "direction must be LEFT or RIGHT, got '" + direction + "'");
+}
+
 template <class T>
 void add_comparisons(KernelRegistry& r, DType type) {
     r.add("Equal", type, binary_kernel<T, bool>([](T x, T y) { return x == y; }));
@@ -154,6 +166,7 @@ void register_math_arithmetic_kernels(KernelRegistry& r) {
     add_arithmetic<int32_t>(r, DType::i32);
     add_arithmetic<int64_t>(r, DType::i64);
     add_arithmetic<uint8_t>(r, DType::u8);
+    r.add("BitShift", DType::u8, bit_shift_kernel<uint8_t>);
     add_comparisons<float>(r, DType::f32);
     add_comparisons<double>(r, DType::f64);
     add_comparisons<int32_t>(r, DType::i32);

@@ -25,6 +25,7 @@ void register_math_family_kernels(KernelRegistry& r) {
     register_math_reduce_kernels(r);
     register_math_axis_kernels(r);
     register_math_einsum_kernels(r);
+    register_math_det_kernels(r);
     for (DType t : kAllDTypes) r.add("Size", t, size_kernel);
 }
 

@@ -16,5 +16,6 @@ void register_math_variadic_kernels(KernelRegistry& registry);    // Min, Max, S
 void register_math_reduce_kernels(KernelRegistry& registry);      // ReduceMin ... ReduceL2
 void register_math_axis_kernels(KernelRegistry& registry);        // LogSoftmax ... CumSum
 void register_math_einsum_kernels(KernelRegistry& registry);      // Einsum
+void register_math_det_kernels(KernelRegistry& registry);         // Det
 
 }  // namespace infer::cpu

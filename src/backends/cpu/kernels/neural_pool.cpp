@@ -1,5 +1,5 @@
-// MaxPool (with its Indices output), AveragePool (1-D to 3-D windows) and GlobalAveragePool
-// over [N, C, spatial...].
+// MaxPool (with its Indices output), AveragePool (1-D to 3-D windows), GlobalAveragePool and
+// MaxUnpool over [N, C, spatial...].
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace infer::cpu {
@@ -141,9 +142,43 @@ void global_average_pool_kernel(KernelContext& ctx) {
     });
 }
 
+// MaxUnpool: zeros, with each X element at the position its index names. Indices count in
+// the shape MaxPool's geometry gives back (kernel, strides, pads); an explicit output_shape
+// only pads that shape at the end of each axis, as ONNX's reference does.
+void max_unpool_kernel(KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    const int64_t* indices = ctx.input(1).data<int64_t>();
+    Tensor& y = ctx.output(0);
+    const size_t spatial = x.shape().rank() - 2;
+    const detail::WindowParams p = detail::read_window_params(ctx.attrs(), spatial, {});
+    std::vector<int64_t> inferred{x.shape()[0], x.shape()[1]};
+    for (size_t i = 0; i < spatial; ++i)
+        inferred.push_back((x.shape()[2 + i] - 1) * p.strides[i] + p.kernel[i] - p.pads[i] - p.pads[spatial + i]);
+    const Shape from(inferred);
+    const std::vector<int64_t>& to = y.shape().dims();
+    const size_t element = dtype_size(x.dtype());
+    auto* out = static_cast<unsigned char*>(y.raw_data());
+    const auto* in = static_cast<const unsigned char*>(x.raw_data());
+    std::memset(out, 0, y.nbytes());
+    for (int64_t i = 0; i < x.numel(); ++i) {
+        if (indices[i] < 0 || indices[i] >= from.numel())
+            invalid_argument(ctx, "index " + std::to_string(indices[i]) + " is outside " + from.to_string());
+        int64_t rest = indices[i], target = 0, stride = 1;
+        for (size_t d = inferred.size(); d-- > 0;) {
+            const int64_t coordinate = rest % inferred[d];
+            rest /= inferred[d];
+            if (coordinate >= to[d]) invalid_argument(ctx, "index " + std::to_string(indices[i]) + " falls outside the output " + y.shape().to_string());
+            target += coordinate * stride;
+            stride *= to[d];
+        }
+        std::memcpy(out + static_cast<size_t>(target) * element, in + static_cast<size_t>(i) * element, element);
+    }
+}
+
 }  // namespace
 
 void register_pool_kernels(KernelRegistry& r) {
+    for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64}) r.add("MaxUnpool", t, max_unpool_kernel);
     add_floating(r, "MaxPool", pool_kernel<true, float>);
     r.add("MaxPool", DType::u8, pool_kernel<true, uint8_t>);
     r.add("MaxPool", DType::i8, pool_kernel<true, int8_t>);

@@ -8,6 +8,7 @@ namespace infer::cpu {
 void register_math_family_kernels(KernelRegistry& registry);      // table_math.cpp's ops
 void register_indexing_family_kernels(KernelRegistry& registry);  // table_indexing.cpp's ops
 void register_neural_family_kernels(KernelRegistry& registry);    // table_neural.cpp's ops
+void register_control_family_kernels(KernelRegistry& registry);   // table_control.cpp's ops
 void register_fused_kernels(KernelRegistry& registry);            // table_fused.cpp's ops
 
 }  // namespace infer::cpu
