@@ -57,9 +57,15 @@ void add_attribute(onnx::NodeProto& node, const std::string& name, const Attribu
             } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
                 attribute->set_type(onnx::AttributeProto::STRINGS);
                 for (const std::string& s : v) attribute->add_strings(s);
-            } else {
+            } else if constexpr (std::is_same_v<T, Tensor>) {
                 attribute->set_type(onnx::AttributeProto::TENSOR);
                 *attribute->mutable_t() = detail::tensor_to_proto(v, name);
+            } else {
+                // Control flow: the importer turned the subgraph's outer-scope reads into extra
+                // node inputs, which ONNX does not have; writing them back is not done yet.
+                throw Unsupported("save_onnx: node '" + node.name() + "' (" + node.op_type() +
+                                  ") has a subgraph attribute '" + name +
+                                  "'; writing control-flow subgraphs to ONNX is not supported yet");
             }
         },
         value);
