@@ -75,6 +75,33 @@ void add_scatters(std::vector<Case>& c) {
     }
 }
 
+// The key/value cache update: a prompt written from position 0, decode steps at per-row
+// positions, a circular window wrapping around, and the sequence axis not second to last.
+void add_tensor_scatters(std::vector<Case>& c) {
+    struct Spec {
+        Shape past, update;
+        int64_t axis;
+        bool circular, indexed;
+        int64_t hi;  // largest write index drawn
+    };
+    for (const Spec& s : {Spec{{2, 3, 8, 4}, {2, 3, 5, 4}, -2, false, false, 0}, Spec{{3, 2, 9, 5}, {3, 2, 1, 5}, -2, false, true, 8},
+                          Spec{{2, 10, 6}, {2, 3, 6}, 1, false, true, 7}, Spec{{2, 2, 6, 3}, {2, 2, 4, 3}, 2, true, true, 5}}) {
+        infer::Attributes attrs{{"axis", s.axis}};
+        if (s.circular) attrs.set("mode", std::string("circular"));
+        // Integer-valued, so that the same case checks i64 caches (a copy changes no value).
+        std::vector<InputSpec> inputs{integers("P", s.past, -100, 100, std::nullopt), integers("U", s.update, -100, 100, std::nullopt)};
+        if (s.indexed) inputs.push_back(integers("W", {s.past[0]}, 0, s.hi));
+        c.push_back({"TensorScatter",
+                     s.past.to_string() + " update " + s.update.to_string() + (s.circular ? " circular" : "") +
+                         (s.indexed ? " indexed" : ""),
+                     inputs, node("TensorScatter", attrs),
+                     [s](const auto& in, DType) {
+                         return std::vector{ref::tensor_scatter(in[0], in[1], s.indexed ? &in[2] : nullptr, s.axis, s.circular)};
+                     }});
+        c.back().dtypes.push_back(DType::i64);
+    }
+}
+
 void add_matrix_patterns(std::vector<Case>& c) {
     for (const auto& [shape, upper, k] : {std::tuple<Shape, bool, std::optional<int64_t>>{{4, 5}, true, {}},
                                           {{2, 3, 4}, false, -1}, {{5, 3}, true, 2}, {{3, 6}, false, 7}}) {
@@ -331,6 +358,7 @@ std::vector<Case> indexing_cases() {
     std::vector<Case> c;
     add_gathers(c);
     add_scatters(c);
+    add_tensor_scatters(c);
     add_matrix_patterns(c);
     add_resizes(c);
     add_conversions(c);

@@ -88,6 +88,21 @@ RefTensor scatter_nd(const RefTensor& data, const RefTensor& indices, const RefT
     return out;
 }
 
+RefTensor tensor_scatter(const RefTensor& past, const RefTensor& update, const RefTensor* write_indices, int64_t axis,
+                         bool circular) {
+    RefTensor out = past;
+    const size_t a = static_cast<size_t>(normalize_axis(axis, static_cast<int64_t>(past.shape.rank())));
+    const int64_t capacity = past.shape[a];
+    for (int64_t u = 0; u < numel(update.shape); ++u) {
+        Dims at = unravel(u, update.shape);
+        const int64_t start = write_indices ? static_cast<int64_t>(write_indices->data[static_cast<size_t>(at[0])]) : 0;
+        at[a] += start;
+        if (circular) at[a] %= capacity;
+        out.data[static_cast<size_t>(ravel(at, past.shape))] = update.data[static_cast<size_t>(u)];
+    }
+    return out;
+}
+
 RefTensor trilu(const RefTensor& x, bool upper, int64_t k) {
     RefTensor out = x;
     const size_t r = x.shape.rank();

@@ -15,6 +15,10 @@ RefTensor scatter_elements(const RefTensor& data, const RefTensor& indices, cons
                            int64_t axis, const std::string& reduction);
 RefTensor scatter_nd(const RefTensor& data, const RefTensor& indices, const RefTensor& updates,
                      const std::string& reduction);
+// TensorScatter: past with update's rows written along `axis` from write_indices[batch] on
+// (wrapping around the cache when circular); an empty write_indices means all zeros.
+RefTensor tensor_scatter(const RefTensor& past, const RefTensor& update, const RefTensor* write_indices, int64_t axis,
+                         bool circular);
 RefTensor trilu(const RefTensor& x, bool upper, int64_t k);
 RefTensor eye_like(const infer::Shape& shape, int64_t k);
 RefTensor one_hot(const RefTensor& indices, int64_t depth, double off, double on, int64_t axis);

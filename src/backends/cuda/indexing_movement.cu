@@ -1,11 +1,13 @@
 // Ops that move elements without computing: the reshape family (device copies), Transpose,
-// Concat, Split, Slice, Gather and Expand. All work for every dtype, by element size.
+// Concat, Split, Slice, Gather, Expand and TensorScatter. All work for every dtype, by element size.
 #include "backends/cuda/copy.hpp"
 #include "backends/cuda/device_types.cuh"
 #include "backends/cuda/indexing.cuh"
 #include "backends/cuda/packed.cuh"
 
 #include "core/ops/shapes_indexing.hpp"
+
+#include <infer/attributes.hpp>
 
 #include <numeric>
 
@@ -170,6 +172,46 @@ void run_gather(const Launch& l) {
     else l.unsupported("indices of dtype " + std::string(dtype_name(indices.dtype())));
 }
 
+// One thread per element of the update, written to its row of the cache. The write indices are
+// read here on the device (a captured decode step replays with the positions of its inputs), so
+// a row outside the cache cannot raise an error: it is dropped, never written out of bounds.
+template <class T>
+__global__ void tensor_scatter_kernel(T* cache, const T* update, const int64_t* starts, int64_t n, int64_t inner,
+                                      int64_t length, int64_t capacity, int64_t per_batch, bool circular) {
+    INFER_GRID_STRIDE_AS(int64_t, e, n) {
+        const int64_t k = e % inner;
+        const int64_t i = (e / inner) % length;
+        const int64_t prefix = e / (inner * length);
+        const int64_t start = starts ? starts[prefix / per_batch] : 0;
+        int64_t row = start + i;
+        if (circular) row %= capacity;
+        if (start >= 0 && row < capacity) cache[(prefix * capacity + row) * inner + k] = update[e];
+    }
+}
+
+// Copies the past cache only when the output is not its own buffer (in place, a step writes just
+// its new rows).
+void run_tensor_scatter(const Launch& l) {
+    const Tensor& past = l.ctx.input(0);
+    const Tensor& update = l.ctx.input(1);
+    const size_t axis = detail::tensor_scatter_axis(l.ctx.attrs(), past.rank());
+    copy_device(l, l.out(0), l.in(0), past.nbytes());
+    int64_t prefixes = 1, inner = 1;
+    for (size_t d = 0; d < axis; ++d) prefixes *= past.shape()[d];
+    for (size_t d = axis + 1; d < past.rank(); ++d) inner *= past.shape()[d];
+    const int64_t n = update.numel();
+    if (n == 0) return;
+    const auto* starts = l.ctx.has_input(2) ? static_cast<const int64_t*>(l.in(2)) : nullptr;
+    const bool circular = l.ctx.attrs().get_string("mode", "linear") == "circular";
+    dispatch_by_size(dtype_size(past.dtype()), l, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        tensor_scatter_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(
+            static_cast<T*>(l.out(0)), static_cast<const T*>(l.in(1)), starts, n, inner, update.shape()[axis],
+            past.shape()[axis], prefixes / past.shape()[0], circular);
+        l.check_launch("tensor_scatter_kernel");
+    });
+}
+
 }  // namespace
 
 std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
@@ -225,6 +267,7 @@ void register_data_movement_kernels(KernelRegistrar& r) {
     r.add("Slice", kEveryType, run_slice);
     r.add("Expand", kEveryType, run_expand);
     r.add("Gather", kEveryType, run_gather);
+    r.add("TensorScatter", kEveryType, run_tensor_scatter);
 }
 
 }  // namespace infer::cuda

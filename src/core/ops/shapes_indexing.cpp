@@ -85,6 +85,43 @@ std::vector<Shape> shape_scatter_nd(const InferenceContext& ctx) {
     return {ctx.shape(0)};
 }
 
+size_t tensor_scatter_axis(const Attributes& attributes, size_t rank) {
+    const int64_t axis = attributes.get_int("axis", -2);
+    const int64_t normalized = axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+    if (normalized < 1 || normalized >= static_cast<int64_t>(rank))
+        throw InvalidArgument("TensorScatter: axis " + std::to_string(axis) + " must name a non-batch axis of rank " +
+                              std::to_string(rank));
+    return static_cast<size_t>(normalized);
+}
+
+std::vector<Shape> shape_tensor_scatter(const InferenceContext& ctx) {
+    const Shape &past = ctx.shape(0), &update = ctx.shape(1);
+    if (ctx.dtype(1) != ctx.dtype(0)) ctx.fail("update and past_cache differ in dtype");
+    if (past.rank() < 2 || update.rank() != past.rank())
+        ctx.fail("past_cache " + past.to_string() + " and update " + update.to_string() + " need the same rank >= 2");
+    size_t axis = 0;
+    try {
+        axis = tensor_scatter_axis(ctx.attrs(), past.rank());
+    } catch (const InvalidArgument& e) {
+        ctx.fail(e.what());
+    }
+    const std::string mode = ctx.attrs().get_string("mode", "linear");
+    if (mode != "linear" && mode != "circular") ctx.fail("mode must be linear or circular, got " + mode);
+    for (size_t d = 0; d < past.rank(); ++d) {
+        if (past[d] == kDynamic || update[d] == kDynamic) continue;
+        if (d == axis ? update[d] > past[d] : update[d] != past[d])
+            ctx.fail("update " + update.to_string() + " does not fit past_cache " + past.to_string() + " along axis " +
+                     std::to_string(axis));
+    }
+    if (ctx.has_input(2)) {
+        if (ctx.dtype(2) != DType::i64) ctx.fail("write_indices must be i64");
+        const Shape& indices = ctx.shape(2);
+        if (indices.rank() != 1 || (indices[0] != kDynamic && past[0] != kDynamic && indices[0] != past[0]))
+            ctx.fail("write_indices " + indices.to_string() + " must be [batch] for past_cache " + past.to_string());
+    }
+    return {past};
+}
+
 std::vector<int64_t> resize_output_dims(const std::vector<int64_t>& in,
                                         const std::vector<float>& scales,
                                         const std::vector<int64_t>& sizes) {

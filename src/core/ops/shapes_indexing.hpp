@@ -36,6 +36,10 @@ std::vector<Shape> shape_gather_elements(const InferenceContext& ctx);
 std::vector<Shape> shape_gather_nd(const InferenceContext& ctx);
 std::vector<Shape> shape_scatter(const InferenceContext& ctx);
 std::vector<Shape> shape_scatter_nd(const InferenceContext& ctx);
+std::vector<Shape> shape_tensor_scatter(const InferenceContext& ctx);
+// TensorScatter's sequence axis (attribute `axis`, default -2) made non-negative; throws
+// InvalidArgument when it is the batch axis or outside rank `rank`.
+size_t tensor_scatter_axis(const Attributes& attributes, size_t rank);
 std::vector<Shape> shape_resize(const InferenceContext& ctx);
 std::vector<Shape> shape_upsample(const InferenceContext& ctx);
 std::vector<Shape> shape_grid_sample(const InferenceContext& ctx);

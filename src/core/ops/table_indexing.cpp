@@ -44,6 +44,11 @@ std::vector<OpSchema> indexing_op_schemas() {
         {"ScatterElements", 3, 3, 1, 1, 0, same, shape_scatter},
         {"Scatter", 3, 3, 1, 1, 0, same, shape_scatter},
         {"ScatterND", 3, 3, 1, 1, 0, same, shape_scatter_nd},
+        // TensorScatter(past_cache, update, write_indices?): the key/value cache update. The
+        // output may be the past cache's own buffer (in place), and kernels then write only the
+        // update's rows; write_indices stays on the device so that a captured decode step
+        // replays with new positions.
+        {"TensorScatter", 2, 3, 1, 1, 0, same, shape_tensor_scatter, 0, {.in_place = 0b1}},
         {"Trilu", 1, 2, 1, 1, 0, same, shape_matrix_like, host({1})},
         {"EyeLike", 1, 1, 1, 1, 0, dtype_from_dtype_attribute, shape_matrix_like},
         // Resize: X, roi, scales, sizes. Upsample (deprecated): X, scales.

@@ -59,7 +59,7 @@ public:
         out_->output_names = src_.output_names;
         for (const ValueIR& v : src_.values) dtype_.push_back(v.type.dtype);
         for (const NodeIR& node : src_.nodes) lower(node);
-        for (int id : src_.outputs)
+        for (int id : src_.outputs)  // never forwarded (see lower)
             out_->outputs.push_back(src_.values[id].type.dtype == DType::f32 ? as(id, DType::f32) : id);
         validate(*out_);
         return out_;
@@ -118,7 +118,10 @@ private:
         return low_;
     }
 
-    void lower(const NodeIR& node) {
+    void lower(const NodeIR& source) {
+        NodeIR node = source;
+        for (int& id : node.inputs)
+            if (id >= 0 && forwarded_.count(id)) id = forwarded_.at(id);
         const OpSchema* schema = &op_schema(node.id);
         const DType type = choose(node, *schema);
         NodeIR lowered = node;
@@ -143,6 +146,15 @@ private:
         const std::vector<const Tensor*> no_values(lowered.inputs.size(), nullptr);
         const InferenceContext ctx(lowered, input_types, no_values);
         for (size_t i = 0; i < lowered.outputs.size(); ++i) dtype_[lowered.outputs[i]] = schema->output_dtype(ctx, i);
+        // A Cast the lowering made a no-op (the model's own casts to f32 around values that are
+        // now f16, or a key/value cache kept in f16 that the f32 graph cast) is dropped, its
+        // readers reading its input: otherwise every run copies the whole value.
+        const int result = lowered.outputs[0];
+        if (node.id == cast_ && dtype_[lowered.inputs[0]] == dtype_[result] &&
+            std::find(src_.outputs.begin(), src_.outputs.end(), result) == src_.outputs.end()) {
+            forwarded_[result] = lowered.inputs[0];
+            return;
+        }
         out_->nodes.push_back(std::move(lowered));
     }
 
@@ -152,6 +164,8 @@ private:
     std::shared_ptr<GraphIR> out_;
     std::vector<DType> dtype_;  // the type each value has in the lowered graph
     std::map<std::pair<int, DType>, int> casts_;
+    std::map<int, int> forwarded_;  // outputs of dropped no-op Casts → the values they cast
+    const OpId cast_ = op_id("Cast");
 };
 
 }  // namespace

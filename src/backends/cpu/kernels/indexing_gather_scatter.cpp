@@ -1,7 +1,9 @@
-// GatherElements, GatherND, ScatterElements (and its deprecated alias Scatter), ScatterND.
+// GatherElements, GatherND, ScatterElements (and its deprecated alias Scatter), ScatterND,
+// TensorScatter.
 // Index tensors are i64 or i32; negative indices count from the end of their axis.
 #include "backends/cpu/kernels/indexing_kernels.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
+#include "core/ops/shapes_indexing.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -150,6 +152,43 @@ void scatter_nd_kernel(KernelContext& ctx) {
     });
 }
 
+// The cache is copied only when the output is not the past cache's own buffer: in place (the
+// planner's reuse, or a caller binding one tensor as both), a step writes just its new rows.
+void tensor_scatter_kernel(KernelContext& ctx) {
+    const Tensor& past = ctx.input(0);
+    const Tensor& update = ctx.input(1);
+    Tensor& out = ctx.output(0);
+    const size_t axis = detail::tensor_scatter_axis(ctx.attrs(), past.rank());
+    const bool circular = ctx.attrs().get_string("mode", "linear") == "circular";
+    const int64_t capacity = past.shape()[axis], length = update.shape()[axis];
+    const int64_t batch = past.shape()[0];
+    std::vector<int64_t> starts(static_cast<size_t>(batch), 0);
+    if (ctx.has_input(2)) starts = read_ints(ctx, 2);
+    for (int64_t b = 0; b < batch; ++b) {
+        const int64_t start = starts[static_cast<size_t>(b)];
+        if (start < 0 || (!circular && start + length > capacity) || (circular && start >= capacity))
+            invalid_argument(ctx, "write index " + std::to_string(start) + " of batch row " + std::to_string(b) +
+                                      " puts " + std::to_string(length) + " rows outside the cache's " +
+                                      std::to_string(capacity));
+    }
+    if (out.raw_data() != past.raw_data()) std::memcpy(out.raw_data(), past.raw_data(), past.nbytes());
+    int64_t prefixes = 1, inner = 1;
+    for (size_t d = 0; d < axis; ++d) prefixes *= past.shape()[d];
+    for (size_t d = axis + 1; d < past.rank(); ++d) inner *= past.shape()[d];
+    const int64_t per_batch = prefixes / batch;
+    const size_t row_bytes = static_cast<size_t>(inner) * dtype_size(past.dtype());
+    const auto* src = static_cast<const char*>(update.raw_data());
+    auto* dst = static_cast<char*>(out.raw_data());
+    for (int64_t p = 0; p < prefixes; ++p) {
+        const int64_t start = starts[static_cast<size_t>(p / per_batch)];
+        for (int64_t i = 0; i < length; ++i) {
+            const int64_t row = circular ? (start + i) % capacity : start + i;
+            std::memcpy(dst + static_cast<size_t>(p * capacity + row) * row_bytes,
+                        src + static_cast<size_t>(p * length + i) * row_bytes, row_bytes);
+        }
+    }
+}
+
 }  // namespace
 
 void register_indexing_gather_scatter(KernelRegistry& r) {
@@ -159,6 +198,7 @@ void register_indexing_gather_scatter(KernelRegistry& r) {
         r.add("ScatterElements", t, scatter_elements_kernel);
         r.add("Scatter", t, scatter_elements_kernel);
         r.add("ScatterND", t, scatter_nd_kernel);
+        r.add("TensorScatter", t, tensor_scatter_kernel);
     }
 }
 
