@@ -697,7 +697,62 @@ CHECKPOINTS = {
     "gpt2-tiny-checkpoint": ("GPT2LMHeadModel", "GPT2Config",
                              dict(n_embd=64, n_layer=2, n_head=4, n_positions=128, vocab_size=1000),
                              ["input_ids", "attention_mask"], None, "logits"),
+    # The same architecture for generation (GENERATION below), with a padding id in the config.
+    "gpt2-tiny-generation": ("GPT2LMHeadModel", "GPT2Config",
+                             dict(n_embd=64, n_layer=2, n_head=4, n_positions=128, vocab_size=1000, pad_token_id=0),
+                             ["input_ids", "attention_mask"], None, "logits"),
 }
+
+# A larger perturbation where 0.05 leaves the token embedding dominant: a tied-embedding model
+# then keeps predicting the token it was given, and generation repeats one token.
+PERTURBATION = {"gpt2-tiny-generation": 0.15}
+
+# What transformers' generate() makes of 3 prompts of different lengths (left-padded as one
+# batch), written to generation.json for infer's Generator to match token for token.
+GENERATION_CASES = [
+    dict(name="greedy", max_new_tokens=64),
+    dict(name="greedy_repetition_penalty", max_new_tokens=32, repetition_penalty=1.3),
+    dict(name="beam4", max_new_tokens=24, num_beams=4),
+]
+
+
+def write_generation_references(out):
+    """Greedy and beam-search continuations by generate(). The end-of-text id is chosen as the
+    first token that greedy search, without one, makes for the first prompt only after 8 others,
+    so that the references stop early for some sequences and not for others; it is written into
+    config.json."""
+    import numpy as np
+    import torch
+    import transformers
+
+    model = transformers.GPT2LMHeadModel.from_pretrained(str(out), attn_implementation="eager").eval()
+    pad = model.config.pad_token_id
+    rng = np.random.default_rng(SEED + 1)
+    prompts = [rng.integers(3, model.config.vocab_size, size=n).tolist() for n in (5, 12, 9)]
+    longest = max(len(p) for p in prompts)
+    ids = torch.tensor([[pad] * (longest - len(p)) + p for p in prompts])
+    mask = torch.tensor([[0] * (longest - len(p)) + [1] * len(p) for p in prompts])
+
+    def generate(eos, **kwargs):
+        with torch.no_grad():
+            made = model.generate(input_ids=ids, attention_mask=mask, do_sample=False, pad_token_id=pad,
+                                  eos_token_id=eos, **kwargs)[:, longest:].tolist()
+        if eos is not None:  # generate() pads after the end of text
+            made = [row[:row.index(eos) + 1] if eos in row else row for row in made]
+        return made
+
+    stream = generate(None, max_new_tokens=64)[0]
+    eos = next((token for i, token in enumerate(stream) if i >= 8 and token not in stream[:i]), stream[-1])
+    model.config.eos_token_id = eos
+    model.config.save_pretrained(str(out))
+    cases = []
+    for case in GENERATION_CASES:
+        options = {key: value for key, value in case.items() if key != "name"}
+        cases.append(dict(case, tokens=generate(eos, **options)))
+    (out / "generation.json").write_text(json.dumps({"prompts": prompts, "eos_token_id": eos, "pad_token_id": pad,
+                                                     "cases": cases}, indent=1) + "\n")
+    return {"generation": f"generation.json: generate() on 3 prompts, end of text {eos} (lengths 5, 12, 9), left-padded: "
+                          + ", ".join(case["name"] for case in GENERATION_CASES)}
 
 
 def prepare_checkpoint(out, name):
@@ -716,7 +771,7 @@ def prepare_checkpoint(out, name):
     # that a misplaced bias or norm shows in the output.
     with torch.no_grad():
         for parameter in model.parameters():
-            parameter.add_(torch.randn_like(parameter) * 0.05)
+            parameter.add_(torch.randn_like(parameter) * PERTURBATION.get(name, 0.05))
     kwargs = {"safe_serialization": True}
     if shard_size:
         kwargs["max_shard_size"] = shard_size
@@ -766,6 +821,8 @@ def prepare(name):
     partial.mkdir(parents=True)
     if name in CHECKPOINTS:
         manifest = prepare_checkpoint(partial, name)
+        if name == "gpt2-tiny-generation":
+            manifest.update(write_generation_references(partial))
     else:
         manifest = PREPARE[name](partial) if name in PREPARE else prepare_random(partial, name)
     if name == "all-MiniLM-L6-v2":

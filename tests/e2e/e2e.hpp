@@ -16,7 +16,7 @@ const std::filesystem::path& model_cache();
 // mobilenet-v3-small-random, efficientnet-b0-random).
 const std::vector<std::string>& architecture_models();
 // The small random-weight Hugging Face checkpoints prepare.sh makes (bert-tiny-checkpoint,
-// roberta-tiny-checkpoint, distilbert-tiny-checkpoint, gpt2-tiny-checkpoint).
+// roberta-tiny-checkpoint, distilbert-tiny-checkpoint, gpt2-tiny-checkpoint, gpt2-tiny-generation).
 const std::vector<std::string>& checkpoint_models();
 // The device the model tests run on: cpu, or what --device named.
 const infer::Device& device_under_test();

@@ -54,10 +54,29 @@ Value TransformerBlocks::padding_bias(Value attention_mask) {
     return b_.op1("Where", {attend_mask(attention_mask), scalar(0.0f), scalar(std::numeric_limits<float>::lowest())});
 }
 
+Value TransformerBlocks::i64_scalar(int64_t value) {
+    return b_.constant(Tensor::from_vector(std::vector<int64_t>{value}, Shape{}));
+}
+
+Value TransformerBlocks::positions_along(Value x, int64_t axis) {
+    const Value length = b_.op1("Gather", {b_.op1("Shape", {x}), i64_scalar(axis)}, {{"axis", int64_t{0}}});
+    return b_.op1("Range", {i64_scalar(0), length, i64_scalar(1)});
+}
+
+Value TransformerBlocks::cached_causal_bias(Value ids, Value attention_mask, Value write_indices) {
+    // Slot of each query: write_indices[b] + t, [batch, T, 1]; slots of the keys: [1, 1, L].
+    const Value queries = b_.op1("Unsqueeze", {b_.add(b_.op1("Unsqueeze", {write_indices, b_.constant_i64({1})}),
+                                                      positions_along(ids, 1)),
+                                               b_.constant_i64({2})});
+    const Value keys = b_.op1("Unsqueeze", {positions_along(attention_mask, 1), b_.constant_i64({0, 1})});
+    const Value filled = b_.cast(b_.op1("Unsqueeze", {attention_mask, b_.constant_i64({1})}), DType::boolean);
+    const Value allowed = b_.op1("And", {b_.op1("LessOrEqual", {keys, queries}), filled});
+    const Value bias = b_.op1("Where", {allowed, scalar(0.0f), scalar(std::numeric_limits<float>::lowest())});
+    return b_.op1("Unsqueeze", {bias, b_.constant_i64({1})});
+}
+
 Value TransformerBlocks::causal_padding_bias(Value ids, Value attention_mask) {
-    const auto i64_scalar = [&](int64_t value) { return b_.constant(Tensor::from_vector(std::vector<int64_t>{value}, Shape{})); };
-    const Value length = b_.op1("Gather", {b_.op1("Shape", {ids}), i64_scalar(1)}, {{"axis", int64_t{0}}});
-    const Value positions = b_.op1("Range", {i64_scalar(0), length, i64_scalar(1)});
+    const Value positions = positions_along(ids, 1);
     const Value queries = b_.op1("Unsqueeze", {positions, b_.constant_i64({1})});  // [sequence, 1]
     const Value keys = b_.op1("Unsqueeze", {positions, b_.constant_i64({0})});     // [1, sequence]
     const Value allowed = b_.op1("And", {b_.op1("LessOrEqual", {keys, queries}), attend_mask(attention_mask)});

@@ -47,6 +47,11 @@ public:
     // The same for a decoder, [batch, 1, sequence, sequence]: a position attends to the earlier
     // and its own positions that are not padding.
     Value causal_padding_bias(Value ids, Value attention_mask);
+    // The same for one step of a decoder with a key/value cache of capacity L: `ids` [batch, T]
+    // are the step's tokens, written to cache slots write_indices[b] + 0..T-1, and
+    // `attention_mask` [batch, L] marks the slots holding real tokens. A token attends to the
+    // slots up to its own that the mask marks: [batch, 1, T, L].
+    Value cached_causal_bias(Value ids, Value attention_mask, Value write_indices);
     // Multi-head scaled dot-product self-attention of x [batch, sequence, hidden] with the
     // query, key and value Linears named; `bias` (optional) is added to the scores. Returns the
     // merged heads [batch, sequence, hidden], before the output projection.
@@ -61,6 +66,9 @@ public:
     Value sequence_length(Value ids);
 
 private:
+    Value i64_scalar(int64_t value);
+    // Range(0, dims[axis] of x) as a 1-D i64 tensor.
+    Value positions_along(Value x, int64_t axis);
     Value attend_mask(Value attention_mask);  // [batch, 1, 1, sequence] bool
     Value split_heads(Value x, int64_t heads, int64_t depth, const std::vector<int64_t>& perm);
     GraphBuilder& b_;

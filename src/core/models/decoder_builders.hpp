@@ -1,0 +1,32 @@
+#pragma once
+// Decoders built for generation: one step of the model over the step's tokens with a key/value
+// cache the caller owns. The step graph's interface (what Generator binds):
+//   inputs   input_ids [batch, T] i64, position_ids [batch, T] i64, attention_mask [batch, L] i64
+//            (1 for cache slots that hold real tokens, this step's included), write_indices
+//            [batch] i64 (the slot of the step's first token), past_<cache> [batch, L, width]
+//            for each name in `caches`, of `cache_type`;
+//   outputs  logits [batch, vocabulary] f32 of each row's last token, present_<cache>: the past
+//            cache with the step's rows written (the same buffer when bound in place).
+#include <infer/dtype.hpp>
+#include <infer/graph.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace infer::detail {
+
+struct DecoderStepGraph {
+    std::optional<Graph> graph;  // set once built
+    std::vector<std::string> caches;  // "key.0", "value.0", ...
+    DType cache_type = DType::f32;
+    int64_t layers = 0, width = 0, vocabulary = 0, max_positions = 0;
+    int64_t eos_token = -1, bos_token = -1, pad_token = -1;  // -1: the configuration has none
+};
+
+// GPT2LMHeadModel from a Hugging Face folder (config.json + safetensors). Throws Unsupported for
+// another model type or a checkpoint without the language-model head, ModelError for a bad folder.
+DecoderStepGraph build_gpt2_decoder_step(const std::filesystem::path& folder, DType cache_type);
+
+}  // namespace infer::detail
