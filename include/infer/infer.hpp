@@ -7,6 +7,7 @@
 #include <infer/device.hpp>
 #include <infer/dtype.hpp>
 #include <infer/error.hpp>
+#include <infer/generation_tokenizers.hpp>
 #include <infer/graph.hpp>
 #include <infer/log.hpp>
 #include <infer/measure.hpp>
