@@ -25,6 +25,11 @@ them (config.json, model.safetensors or shards with model.safetensors.index.json
 manifest.json and test_data_set_0/ (input_N.npy in the order of CHECKPOINTS' inputs, output_0.npy:
 last_hidden_state) beside; infer builds their graphs from the checkpoint, not from an export.
 
+The generation tokenizers (TOKENIZERS: gpt2-bpe-tokenizer, t5-unigram-tokenizer) are trained here
+on generated text and saved by transformers (tokenizer.json, tokenizer_config.json; GPT-2's also
+vocab.json and merges.txt, T5's its spiece.model), with manifest.json and tokenizer_corpus.json:
+the corpus texts with transformers' ids and decodings, and random id sequences decoded.
+
 Imported as a module (bench/peers), torch_model(name) gives the PyTorch module that was exported
 and example_inputs(name, batch, sequence) inputs for it.
 """
@@ -801,6 +806,127 @@ def prepare_checkpoint(out, name):
         "reference": f"test_data_set_0: {output_name} of 2 random sequences of 24 ids, the second padded after 17",
     }
 
+# ---------------------------------------------------------------------------------------------
+# Generation tokenizers: a GPT-2 byte-level BPE and a T5 SentencePiece unigram model, trained
+# here on generated text (nothing is downloaded), saved as transformers saves them, with the ids
+# and decodings transformers gives on the tokenizer corpus.
+
+GENERATION_TEXTS = [
+    "<|endoftext|>",
+    "Hello<|endoftext|>world",
+    "a <|endoftext|> b<|endoftext|><|endoftext|>c",
+    "<|endoftext <|endoftext|",
+    "</s> literal <pad> special <unk> tokens </s>",
+    "<extra_id_0> sentinel <extra_id_99>x<extra_id_5><extra_id_12>",
+    "<extra_id_100> is not one, <extra_id_ nor this",
+    "I'm you're we've they'll she'd it's can't don't WON'T I'M 'S 'LL",
+    "''s '' 's' ' s 'll've 're'd",
+    "a  b   c    d     e",
+    "   ",
+    "\t\t\tx",
+    "x\n\n\ny",
+    "trailing   ",
+    " \n \n ",
+    "a \u00a0b \u3000c\u2028d \u0085e",
+    "x\r\ny\r\n\r\n",
+    "1234567890 12,345.67 3rd 2nd 1st 100th",
+    "abc123def 4ever l33t",
+    "١٢٣ ٤٥٦ arabic digits, ३४५ devanagari, 一二三",
+    "ﬁ ﬂ ™ ½ Ａ\u0301 e\u0301 ｶﾞ ㍻ ① ℌ ㈱ x²",
+    "\u00ad\u200b\u200c\u200d\ufeff zero widths",
+    "👍🏽👨‍👩‍👧‍👦🇫🇷🇯🇵 ❤️ 1️⃣ ©\u200d© ™\u200d™",
+    "क्षि षि 가각 각",
+    "▁ leading ▁▁ metaspace ▁x",
+    "x" * 5000,
+    "abc" * 1000,
+    "supercalifragilisticexpialidocious" * 40,
+    "é" * 700 + " " + "中" * 500,
+    " " * 50 + "spaces" + " " * 50,
+]
+
+
+def generation_corpus():
+    return tokenizer_corpus() + GENERATION_TEXTS
+
+
+def generation_training_texts():
+    """Text to train on: words, accented words, other scripts, numbers and punctuation, but not
+    the corpus's random code points, so that some characters stay unknown to the vocabulary."""
+    rng = random.Random(SEED + 1)
+    texts = list(HANDWRITTEN)
+    texts += [long_text(rng, 80) for _ in range(400)]
+    texts += [" ".join(random_number(rng) + rng.choice(PUNCTUATION) for _ in range(20)) for _ in range(60)]
+    texts += [" ".join(rng.choice(EMOJI) + rng.choice(WORDS) for _ in range(10)) for _ in range(20)]
+    return texts
+
+
+def write_generation_reference(folder, path):
+    """Each corpus text with the ids transformers gives it and its decoding of them (with and
+    without special tokens), and random id sequences (cut characters, special tokens) decoded."""
+    import transformers
+
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder))
+    cases = []
+    for text in generation_corpus():
+        ids = tokenizer(text)["input_ids"]
+        cases.append({"text": text, "ids": ids, "decoded": tokenizer.decode(ids),
+                      "decoded_skip": tokenizer.decode(ids, skip_special_tokens=True)})
+    rng = random.Random(SEED + 2)
+    decodes = []
+    for _ in range(300):
+        ids = [rng.randrange(len(tokenizer)) for _ in range(rng.randrange(1, 12))]
+        decodes.append({"ids": ids, "decoded": tokenizer.decode(ids),
+                        "decoded_skip": tokenizer.decode(ids, skip_special_tokens=True)})
+    reference = {"tokenizer": type(tokenizer).__name__, "vocab_size": len(tokenizer),
+                 "eos_id": tokenizer.eos_token_id, "pad_id": tokenizer.pad_token_id,
+                 "bos_id": tokenizer.bos_token_id, "unk_id": tokenizer.unk_token_id,
+                 "cases": cases, "decodes": decodes}
+    path.write_text(json.dumps(reference, ensure_ascii=False, indent=0))
+    log(f"{folder.name}: {len(cases)} corpus texts, {len(decodes)} id sequences decoded by {type(tokenizer).__name__}")
+
+
+def prepare_gpt2_tokenizer(out):
+    """A byte-level BPE (GPT-2's pre-tokenizer, decoder and special token) of 2000 tokens."""
+    import transformers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
+    trainer = trainers.BpeTrainer(vocab_size=2000, special_tokens=["<|endoftext|>"], show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tokenizer.train_from_iterator(generation_training_texts(), trainer)
+    tokenizer.model.save(str(out))  # vocab.json and merges.txt, GPT-2's original files
+    transformers.GPT2Tokenizer(tokenizer_object=tokenizer).save_pretrained(str(out))
+    write_generation_reference(out, out / "tokenizer_corpus.json")
+    return {"output": "tokenizer_corpus.json",
+            "source": "tokenizers BpeTrainer(vocab_size=2000) with GPT-2's ByteLevel pre-tokenizer and decoder on "
+                      "generated text, saved by transformers' GPT2Tokenizer; also vocab.json and merges.txt",
+            "reference": "tokenizer_corpus.json: the corpus's ids and decodings from AutoTokenizer"}
+
+
+def prepare_t5_tokenizer(out):
+    """A SentencePiece unigram model of 1500 pieces (nmt_nfkc normalization, T5's special ids)
+    that transformers converts into T5Tokenizer's tokenizer.json, 100 sentinels added."""
+    import sentencepiece
+    import transformers
+
+    model_prefix = out / "spiece"
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(generation_training_texts()), model_prefix=str(model_prefix), vocab_size=1500,
+        model_type="unigram", pad_id=0, eos_id=1, unk_id=2, bos_id=-1, minloglevel=2)
+    (out / "spiece.vocab").unlink()
+    transformers.T5Tokenizer.from_pretrained(str(out)).save_pretrained(str(out))
+    write_generation_reference(out, out / "tokenizer_corpus.json")
+    return {"output": "tokenizer_corpus.json",
+            "source": "sentencepiece unigram (vocab_size=1500, nmt_nfkc) on generated text, converted by "
+                      "transformers' T5Tokenizer (Precompiled normalizer, Metaspace, </s> appended, 100 sentinels)",
+            "reference": "tokenizer_corpus.json: the corpus's ids and decodings from AutoTokenizer"}
+
+
+TOKENIZERS = {"gpt2-bpe-tokenizer": prepare_gpt2_tokenizer, "t5-unigram-tokenizer": prepare_t5_tokenizer}
+
 
 PREPARE = {"all-MiniLM-L6-v2": prepare_minilm}
 
@@ -821,8 +947,13 @@ def prepare(name):
     partial.mkdir(parents=True)
     if name in CHECKPOINTS:
         manifest = prepare_checkpoint(partial, name)
+<<<<<<< HEAD
         if name == "gpt2-tiny-generation":
             manifest.update(write_generation_references(partial))
+=======
+    elif name in TOKENIZERS:
+        manifest = TOKENIZERS[name](partial)
+>>>>>>> tokenizers
     else:
         manifest = PREPARE[name](partial) if name in PREPARE else prepare_random(partial, name)
     if name == "all-MiniLM-L6-v2":
@@ -837,7 +968,7 @@ def prepare(name):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    known = list(MODELS) + list(CHECKPOINTS)
+    known = list(MODELS) + list(CHECKPOINTS) + list(TOKENIZERS)
     parser.add_argument("models", nargs="*", help=f"models to prepare: {', '.join(known)} (default: all)")
     parser.add_argument("--check", action="store_true",
                         help="only say whether they are all prepared (status 0) or not (1); needs "

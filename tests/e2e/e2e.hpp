@@ -18,6 +18,8 @@ const std::vector<std::string>& architecture_models();
 // The small random-weight Hugging Face checkpoints prepare.sh makes (bert-tiny-checkpoint,
 // roberta-tiny-checkpoint, distilbert-tiny-checkpoint, gpt2-tiny-checkpoint, gpt2-tiny-generation).
 const std::vector<std::string>& checkpoint_models();
+// The generation tokenizers prepare.sh trains (gpt2-bpe-tokenizer, t5-unigram-tokenizer).
+const std::vector<std::string>& generation_tokenizer_models();
 // The device the model tests run on: cpu, or what --device named.
 const infer::Device& device_under_test();
 

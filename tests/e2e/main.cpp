@@ -7,6 +7,7 @@
 //                   exit 77 with a message when none is prepared (each one missing is skipped
 //                   with a warning by the test itself)
 //   --checkpoints   the same for the random-weight Hugging Face checkpoints
+//   --tokenizers    the same for the generation tokenizers (gpt2-bpe-tokenizer, t5-unigram-tokenizer)
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
@@ -47,6 +48,11 @@ const std::vector<std::string>& checkpoint_models() {
     static const std::vector<std::string> names{"bert-tiny-checkpoint", "roberta-tiny-checkpoint",
                                                 "distilbert-tiny-checkpoint", "gpt2-tiny-checkpoint",
                                                 "gpt2-tiny-generation"};
+    return names;
+}
+
+const std::vector<std::string>& generation_tokenizer_models() {
+    static const std::vector<std::string> names{"gpt2-bpe-tokenizer", "t5-unigram-tokenizer"};
     return names;
 }
 
@@ -100,7 +106,7 @@ double cosine(const std::vector<float>& a, const std::vector<float>& b) {
 
 int main(int argc, char** argv) {
     constexpr int kSkipped = 77;
-    bool needs_models = false, needs_architectures = false, needs_checkpoints = false;
+    bool needs_models = false, needs_architectures = false, needs_checkpoints = false, needs_tokenizers = false;
     std::vector<char*> catch_args{argv[0]};
     try {
         for (int i = 1; i < argc; ++i) {
@@ -109,6 +115,7 @@ int main(int argc, char** argv) {
             else if (arg == "--models") needs_models = true;
             else if (arg == "--architectures") needs_architectures = true;
             else if (arg == "--checkpoints") needs_checkpoints = true;
+            else if (arg == "--tokenizers") needs_tokenizers = true;
             else catch_args.push_back(argv[i]);
         }
     } catch (const std::exception& e) {
@@ -130,7 +137,8 @@ int main(int argc, char** argv) {
     }
     for (const auto& [needed, names, what] :
          {std::tuple{needs_architectures, &e2e::architecture_models(), "random-weight architectures"},
-          std::tuple{needs_checkpoints, &e2e::checkpoint_models(), "random-weight checkpoints"}})
+          std::tuple{needs_checkpoints, &e2e::checkpoint_models(), "random-weight checkpoints"},
+          std::tuple{needs_tokenizers, &e2e::generation_tokenizer_models(), "generation tokenizers"}})
         if (needed && !e2e::any_prepared(*names)) {
             std::cout << "e2e: none of the " << what << " is prepared in " << e2e::model_cache().string()
                       << " (run scripts/models/prepare.sh): skipping\n";

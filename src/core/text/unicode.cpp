@@ -21,6 +21,15 @@ const tables::CharMapping* find_mapping(const tables::CharMapping* table, size_t
     return found != end && found->from == c ? found : nullptr;
 }
 
+// The entry of a range table (sorted, disjoint ranges) holding c, or nullptr.
+template <typename Range>
+const Range* find_range(const Range* table, size_t count, char32_t c) {
+    const Range* end = table + count;
+    const Range* found =
+        std::lower_bound(table, end, c, [](const Range& range, char32_t value) { return range.last < value; });
+    return found != end && found->first <= c ? found : nullptr;
+}
+
 void append_mapped(const tables::CharMapping& mapping, std::u32string& out) {
     for (char32_t to : mapping.to)
         if (to != 0) out.push_back(to);
@@ -87,6 +96,49 @@ void append_utf8(std::string& out, char32_t c) {
     }
 }
 
+std::string utf8_lossy(std::string_view bytes) {
+    std::string out;
+    out.reserve(bytes.size());
+    size_t i = 0;
+    while (i < bytes.size()) {
+        const auto lead = static_cast<unsigned char>(bytes[i]);
+        if (lead < 0x80) {
+            out.push_back(static_cast<char>(lead));
+            ++i;
+            continue;
+        }
+        // The sequence length a lead byte announces, and the range its second byte must be in
+        // (narrower after E0, ED, F0, F4: that excludes overlong forms, surrogates, > U+10FFFF).
+        size_t length = 0;
+        unsigned char second_low = 0x80, second_high = 0xBF;
+        if (lead >= 0xC2 && lead <= 0xDF) {
+            length = 2;
+        } else if (lead >= 0xE0 && lead <= 0xEF) {
+            length = 3;
+            if (lead == 0xE0) second_low = 0xA0;
+            if (lead == 0xED) second_high = 0x9F;
+        } else if (lead >= 0xF0 && lead <= 0xF4) {
+            length = 4;
+            if (lead == 0xF0) second_low = 0x90;
+            if (lead == 0xF4) second_high = 0x8F;
+        }
+        size_t valid = 1;  // bytes of the sequence that are well-formed so far
+        while (length > 0 && valid < length && i + valid < bytes.size()) {
+            const auto next = static_cast<unsigned char>(bytes[i + valid]);
+            const bool in_range = valid == 1 ? next >= second_low && next <= second_high : (next & 0xC0) == 0x80;
+            if (!in_range) break;
+            ++valid;
+        }
+        if (length > 0 && valid == length) {
+            out.append(bytes.substr(i, length));
+        } else {
+            out.append("\xEF\xBF\xBD");  // U+FFFD for the whole maximal subpart
+        }
+        i += valid;
+    }
+    return out;
+}
+
 std::string encode_utf8(std::u32string_view text) {
     std::string out;
     out.reserve(text.size());
@@ -143,6 +195,26 @@ void append_lowercase(char32_t c, std::u32string& out) {
         append_mapped(*mapping, out);
     else
         out.push_back(c);
+}
+
+RegexClass regex_class(char32_t c) {
+    if (c < 0x80) {
+        if ((c >= U'a' && c <= U'z') || (c >= U'A' && c <= U'Z')) return RegexClass::letter;
+        if (c >= U'0' && c <= U'9') return RegexClass::number;
+        if (c == U' ' || (c >= U'\t' && c <= U'\r')) return RegexClass::whitespace;
+        return RegexClass::other;
+    }
+    const auto* range = find_range(tables::kRegexClassRanges, tables::kRegexClassRangeCount, c);
+    return range ? range->regex_class : RegexClass::other;
+}
+
+GraphemeBreak grapheme_break(char32_t c) {
+    const auto* range = find_range(tables::kGraphemeBreakRanges, tables::kGraphemeBreakRangeCount, c);
+    return range ? range->grapheme_break : GraphemeBreak::other;
+}
+
+bool is_extended_pictographic(char32_t c) {
+    return find_range(tables::kExtendedPictographic, tables::kExtendedPictographicCount, c) != nullptr;
 }
 
 }  // namespace infer::text
