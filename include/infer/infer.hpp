@@ -7,11 +7,8 @@
 #include <infer/device.hpp>
 #include <infer/dtype.hpp>
 #include <infer/error.hpp>
-<<<<<<< HEAD
 #include <infer/generate.hpp>
-=======
 #include <infer/generation_tokenizers.hpp>
->>>>>>> tokenizers
 #include <infer/graph.hpp>
 #include <infer/log.hpp>
 #include <infer/measure.hpp>

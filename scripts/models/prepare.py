@@ -947,13 +947,10 @@ def prepare(name):
     partial.mkdir(parents=True)
     if name in CHECKPOINTS:
         manifest = prepare_checkpoint(partial, name)
-<<<<<<< HEAD
         if name == "gpt2-tiny-generation":
             manifest.update(write_generation_references(partial))
-=======
     elif name in TOKENIZERS:
         manifest = TOKENIZERS[name](partial)
->>>>>>> tokenizers
     else:
         manifest = PREPARE[name](partial) if name in PREPARE else prepare_random(partial, name)
     if name == "all-MiniLM-L6-v2":
