@@ -42,6 +42,9 @@ struct GenerationOptions {
     float repetition_penalty = 1.0f;
     // A sequence ends after any of these; empty: the model's end-of-text token, if it has one.
     std::vector<int64_t> stop_tokens;
+    // The stop tokens cannot be chosen before this many new tokens (generate()'s min_new_tokens;
+    // = max_new_tokens makes every sequence full length, as benchmarks want).
+    size_t min_new_tokens = 0;
 };
 
 struct GenerationStats {

@@ -219,6 +219,7 @@ Generation Generator::generate(const std::vector<std::vector<int64_t>>& prompts,
                 float* row_logits = logits + row * vocabulary;
                 detail::log_softmax(row_logits, vocabulary);
                 detail::apply_repetition_penalty(row_logits, vocabulary, seen[row], options.repetition_penalty);
+                if (generated < options.min_new_tokens) detail::forbid(row_logits, vocabulary, stops);
             }
             more = beam_search->step(logits);
             decoder.reorder(beam_search->sources());
@@ -232,6 +233,7 @@ Generation Generator::generate(const std::vector<std::vector<int64_t>>& prompts,
                 if (finished[row]) continue;  // a finished sequence gets padding, as in generate()
                 float* row_logits = logits + row * vocabulary;
                 detail::apply_repetition_penalty(row_logits, vocabulary, seen[row], options.repetition_penalty);
+                if (generated < options.min_new_tokens) detail::forbid(row_logits, vocabulary, stops);
                 chosen[row] = options.do_sample ? detail::sample(row_logits, vocabulary, options, random)
                                                 : detail::most_likely(row_logits, vocabulary);
                 result.tokens[row].push_back(chosen[row]);

@@ -17,6 +17,11 @@ void apply_repetition_penalty(float* logits, size_t vocabulary, const std::vecto
     }
 }
 
+void forbid(float* logits, size_t vocabulary, const std::vector<int64_t>& tokens) {
+    for (int64_t token : tokens)
+        if (token >= 0 && static_cast<size_t>(token) < vocabulary) logits[token] = -std::numeric_limits<float>::infinity();
+}
+
 int64_t most_likely(const float* logits, size_t vocabulary) {
     return std::max_element(logits, logits + vocabulary) - logits;
 }

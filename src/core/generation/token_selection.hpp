@@ -12,6 +12,8 @@ namespace infer::detail {
 // CTRL's penalty on every token of `seen` (repeats count once): logit / penalty when positive,
 // logit · penalty when not.
 void apply_repetition_penalty(float* logits, size_t vocabulary, const std::vector<int64_t>& seen, float penalty);
+// Makes the stop tokens impossible (-infinity): before min_new_tokens.
+void forbid(float* logits, size_t vocabulary, const std::vector<int64_t>& tokens);
 // The index of the largest logit, the first of equal ones (as torch.argmax).
 int64_t most_likely(const float* logits, size_t vocabulary);
 // logits → log-probabilities, in place, computed in double like a careful log_softmax.
