@@ -13,6 +13,10 @@
 #   scripts/gpu-check.sh checkpoints   build, make the small random-weight Hugging Face checkpoints
 #                                      with the machine's Python (torch, transformers), then the
 #                                      graphs infer builds from them against transformers on cuda
+#   scripts/gpu-check.sh generation    build, make gpt2-tiny-generation's references with the machine's
+#                                      transformers, the generation tests on cuda and cpu (and under
+#                                      memcheck), then GPT-2 small (random weights, made there)
+#                                      against generate(): bench/generation/compare.py, $INFER_GEN_POINTS
 #   scripts/gpu-check.sh bench         build infer-bench, then DistilBERT-base at sequence 128,
 #                                      batches 1-256, f32/f16, pinned/pageable, cpu and cuda, and
 #                                      the peers (ONNX Runtime, PyTorch): JSON and report in logs
@@ -63,6 +67,7 @@ targets=(cuda_transfer_tests cuda_device_tests cuda_graph_tests cuda_encoder_tes
 [[ $mode == conformance ]] && targets=(infer-run onnx_conformance)
 [[ $mode == models ]] && targets=(e2e_tests embed)
 [[ $mode == checkpoints ]] && targets=(e2e_tests)
+[[ $mode == generation ]] && targets=(e2e_tests generate)
 [[ $mode == bench || $mode == cpu || $mode == compare ]] && targets=(infer-bench)
 start=$SECONDS
 if ! { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
