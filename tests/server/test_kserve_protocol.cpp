@@ -227,6 +227,21 @@ TEST_CASE("kserve: integers out of the input's range are refused, booleans must 
     }
 }
 
+TEST_CASE("kserve: BOOL binary data must be bytes 0 or 1", "[server]") {
+    const std::vector<TensorInfo> inputs = {{"flag", DType::boolean, Shape{kDynamic}}};
+    const json header = {{"inputs", {{{"name", "flag"}, {"shape", {3}}, {"datatype", "BOOL"},
+                                      {"parameters", {{"binary_data_size", 3}}}}}}};
+    const std::string text = header.dump();
+    const InferRequest ok = parse_infer_request(text + std::string("\1\0\1", 3), text.size(), inputs, {});
+    CHECK(static_cast<const bool*>(ok.inputs["flag"].raw_data())[2]);
+    try {
+        parse_infer_request(text + std::string("\1\2\1", 3), text.size(), inputs, {});
+        FAIL("accepted a bool byte of 2");
+    } catch (const RequestError& e) {
+        CHECK_THAT(std::string(e.what()), Catch::Contains("other than 0 or 1"));
+    }
+}
+
 TEST_CASE("kserve: responses carry JSON data or binary data at the header's end", "[server]") {
     InferRequest request = parse(valid_request());
     Batch outputs{{"out", Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3})},

@@ -4,7 +4,7 @@ Starts the server on a free port, then checks: liveness, readiness and metadata;
 JSON tensors and with the binary data extension against the model's reference outputs
 (test_data_set_0, from PyTorch); ragged single-row requests from several client threads at once
 (batched together, each answer checked); refused requests (unknown model, wrong shape and
-datatype, missing input, malformed and oversized bodies) each with its 4xx and a JSON message,
+datatype, missing input, malformed and oversized bodies, past its timeout) each with its 4xx and a JSON message,
 the server still serving after them; the batcher's statistics; and a graceful SIGTERM that
 answers the requests in flight.
 """
@@ -171,6 +171,9 @@ def main():
         refused(400, "unknown output", lambda: client.infer(
             MODEL, make_inputs(arrays, False), outputs=[httpclient.InferRequestedOutput("logits")]))
 
+        # A timeout of 1 microsecond has passed before any batch can run it.
+        refused(504, "past its timeout", lambda: client.infer(MODEL, make_inputs(arrays, False), timeout=1))
+
         path = f"/v2/models/{MODEL}/infer"
         status, body = raw_post(port, path, b'{"inputs": [ {"name": ')
         check(status == 400 and "malformed JSON" in json.loads(body)["error"], f"malformed JSON: 400 ({status} {body[:80]})")
@@ -187,9 +190,10 @@ def main():
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         connection.request("GET", f"/v2/models/{MODEL}/stats")
         stats = json.loads(connection.getresponse().read())
-        served_rows = 10 * 3 + 64
-        check(stats["completed"] == served_rows and stats["failed"] == 0,
-              f"stats: {served_rows} rows completed, none failed ({stats['completed']}, {stats['failed']})")
+        served_rows = 10 * 3 + 64  # the request past its timeout counts as cancelled
+        check(stats["completed"] == served_rows and stats["failed"] == 0 and stats["cancelled"] == 10,
+              f"stats: {served_rows} rows completed, none failed, 10 cancelled "
+              f"({stats['completed']}, {stats['failed']}, {stats['cancelled']})")
         check(sum(int(n) * c for n, c in stats["batch_sizes"].items()) == served_rows and stats["batches"] <= served_rows,
               f"stats: batch sizes add up ({stats['batch_sizes']}, {stats['batches']} batches)")
         check(stats["latency_ms"]["p50"] > 0, "stats: latency percentiles")

@@ -217,7 +217,11 @@ InferRequest parse_infer_request(std::string_view body, std::optional<size_t> js
                 bad_request("input '" + input_name + "': binary data at bytes " + std::to_string(binary_offset) + "+" +
                             std::to_string(size) + " runs past the " + std::to_string(binary.size()) +
                             " bytes after the JSON header");
-            given[input_name] = Tensor::from_host(binary.data() + binary_offset, dtype, shape);
+            const std::string_view bytes = binary.substr(binary_offset, size);
+            // A bool is one byte, 0 or 1; other values would be neither true nor false to a kernel.
+            if (dtype == DType::boolean && bytes.find_first_not_of(std::string_view("\0\1", 2)) != std::string_view::npos)
+                bad_request("input '" + input_name + "': BOOL binary data holds a byte other than 0 or 1");
+            given[input_name] = Tensor::from_host(bytes.data(), dtype, shape);
             binary_offset += size;
         } else {
             if (data == input.end())
