@@ -23,7 +23,8 @@
 #   scripts/gpu-check.sh serve         build infer-serve and infer-load, unpack the carried MiniLM
 #                                      (.carry/, as for models), then scripts/load-test.sh with
 #                                      batching on and off on each of $INFER_LOAD_DEVICES
-#                                      (default: cuda cpu), at $INFER_LOAD_RATES_CUDA / _CPU
+#                                      (default: cuda cpu), at $INFER_LOAD_RATES_CUDA / _CPU,
+#                                      with $INFER_LOAD_ARGS added (e.g. "--precision f16 --workers 2")
 #   scripts/gpu-check.sh cpu           build infer-bench, then DistilBERT-base on the CPU alone at
 #                                      a few batches, once per OpenBLAS kernel choice in
 #                                      $INFER_CPU_CORETYPES (default: the detected one), with
@@ -101,7 +102,7 @@ if [[ $mode == serve ]]; then
     if [[ $device == cpu ]]; then rates=${INFER_LOAD_RATES_CPU:-25,50,100,200,400}; connections=128
     else rates=${INFER_LOAD_RATES_CUDA:-250,500,1000,2000,4000,8000}; connections=256; fi
     timeout 500 scripts/load-test.sh --build build-gpu --device "$device" --rates "$rates" \
-      --duration "${INFER_LOAD_DURATION:-8}" --connections "$connections" --out "$logs/load-$device" \
+      --duration "${INFER_LOAD_DURATION:-8}" --connections "$connections" --out "$logs/load-$device" ${INFER_LOAD_ARGS:-} \
       >"$logs/load-$device.log" 2>&1 || status=1
     sed -n '/^load test on/,$p' "$logs/load-$device.log"
     [[ $status -eq 0 ]] || tail -n 30 "$logs/load-$device.log"

@@ -8,20 +8,22 @@
 #   scripts/load-test.sh --device cuda --rates 100,500,1000,2000,4000,8000 --duration 10
 # Options: --device D, --model NAME|PATH, --rates R1,R2,..., --duration S, --max-batch N (on),
 #   --max-delay-ms MS, --connections N, --threads N (CPU threads), --precision P,
-#   --build DIR (default build), --out DIR (default DIR/load-test). Sequence lengths are drawn
+#   --workers N (batches running at once; 0: one per device), --output NAME (the output asked
+#   for; default the model's first), --build DIR (default build), --out DIR (default DIR/load-test). Sequence lengths are drawn
 #   uniformly between 8 and 128 (--min-length, --max-length).
 # Needs only infer-serve and infer-load (built with cpp-httplib) and python3 (standard library).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 device=cpu model=all-MiniLM-L6-v2 rates=5,10,20,40 duration=10 max_batch=32 max_delay=2
-connections=64 threads=0 precision=f32 build=build out="" min_length=8 max_length=128
+connections=64 threads=0 precision=f32 build=build out="" min_length=8 max_length=128 workers=0 output=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --device) device=$2 ;; --model) model=$2 ;; --rates) rates=$2 ;; --duration) duration=$2 ;;
     --max-batch) max_batch=$2 ;; --max-delay-ms) max_delay=$2 ;; --connections) connections=$2 ;;
     --threads) threads=$2 ;; --precision) precision=$2 ;; --build) build=$2 ;; --out) out=$2 ;;
-    --min-length) min_length=$2 ;; --max-length) max_length=$2 ;;
+    --min-length) min_length=$2 ;; --max-length) max_length=$2 ;; --workers) workers=$2 ;;
+    --output) output=$2 ;;
     *) echo "load-test: unknown option $1" >&2; exit 2 ;;
   esac
   shift 2
@@ -46,7 +48,7 @@ run() {  # tag label max_batch
   local log=$out/server-$1.log
   # Enough HTTP threads for every client connection, so that waiting happens in the batcher.
   "$build/bin/infer-serve" "$model" --host 127.0.0.1 --port 0 --device "$device" --max-batch "$3" \
-    --max-delay-ms "$max_delay" --threads "$threads" --precision "$precision" \
+    --max-delay-ms "$max_delay" --threads "$threads" --precision "$precision" --workers "$workers" \
     --http-threads $((connections + 8)) --queue 100000 >"$log" 2>&1 &
   server_pid=$!
   local port=""
@@ -62,7 +64,7 @@ run() {  # tag label max_batch
   echo "== $2 (max batch $3) on $device"
   "$build/bin/infer-load" --url "http://127.0.0.1:$port" --model "$name" --rates "$rates" \
     --duration "$duration" --connections "$connections" --min-length "$min_length" --max-length "$max_length" \
-    --label "$2" --json "$out/load-$1.json"
+    --label "$2" --json "$out/load-$1.json" ${output:+--output "$output"}
   stop_server
 }
 
