@@ -42,9 +42,11 @@ std::pair<std::string, fs::path> resolve_model(const std::string& argument) {
     if (!fs::exists(path))
         throw InvalidArgument("no model '" + argument + "': not a file, a folder, or a model in " +
                               model_cache().string() + " (prepare one with scripts/models/prepare.sh " + argument + ")");
-    const fs::path normal = fs::absolute(path).lexically_normal();
-    std::string name = normal.stem().string();
-    if (name == "model" || fs::is_directory(normal)) name = (fs::is_directory(normal) ? normal : normal.parent_path()).filename().string();
+    fs::path normal = fs::absolute(path).lexically_normal();
+    if (!normal.has_filename()) normal = normal.parent_path();  // "folder/" names "folder"
+    const bool folder = fs::is_directory(normal);
+    std::string name = folder ? normal.filename().string() : normal.stem().string();
+    if (!folder && name == "model") name = normal.parent_path().filename().string();
     return {name, normal};
 }
 
