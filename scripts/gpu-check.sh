@@ -24,6 +24,11 @@
 #                                      tree of the commit to compare with, e.g. from git archive),
 #                                      then DistilBERT-base at sequence 128, alternating the two
 #                                      builds point by point: cuda f16/f32 and cpu f32
+#   scripts/gpu-check.sh serve         build infer-serve and infer-load, unpack the carried MiniLM
+#                                      (.carry/, as for models), then scripts/load-test.sh with
+#                                      batching on and off on each of $INFER_LOAD_DEVICES
+#                                      (default: cuda cpu), at $INFER_LOAD_RATES_CUDA / _CPU,
+#                                      with $INFER_LOAD_ARGS added (e.g. "--precision f16 --workers 2")
 #   scripts/gpu-check.sh cpu           build infer-bench, then DistilBERT-base on the CPU alone at
 #                                      a few batches, once per OpenBLAS kernel choice in
 #                                      $INFER_CPU_CORETYPES (default: the detected one), with
@@ -69,6 +74,7 @@ targets=(cuda_transfer_tests cuda_device_tests cuda_graph_tests cuda_encoder_tes
 [[ $mode == checkpoints ]] && targets=(e2e_tests)
 [[ $mode == generation ]] && targets=(e2e_tests generate)
 [[ $mode == bench || $mode == cpu || $mode == compare ]] && targets=(infer-bench)
+[[ $mode == serve ]] && targets=(infer-serve infer-load)
 start=$SECONDS
 if ! { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
          -DCMAKE_CUDA_ARCHITECTURES=90 -DProtobuf_ROOT="$prefix/usr" -DBLA_VENDOR=OpenBLAS \
@@ -79,8 +85,9 @@ if ! { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
   echo "gpu-check: build FAILED after $((SECONDS - start)) s (log: $logs/build.log)"
   exit 1
 fi
-if [[ $mode == models ]]; then
-  echo "gpu-check: built in $((SECONDS - start)) s"
+# MiniLM with real weights cannot be exported here (no registry): it is carried in .carry/
+# (scripts/models/pack-minilm-for-device.py), its model.onnx perhaps xz-compressed.
+unpack_carried_minilm() {
   if [[ -f .carry/all-MiniLM-L6-v2/model.onnx.xz ]]; then
     rm -rf .cache/models/all-MiniLM-L6-v2 && mkdir -p .cache/models
     cp -r .carry/all-MiniLM-L6-v2 .cache/models/
@@ -90,6 +97,27 @@ if [[ $mode == models ]]; then
   elif [[ -d .carry/all-MiniLM-L6-v2 ]]; then
     rm -rf .cache/models/all-MiniLM-L6-v2 && mkdir -p .cache/models && cp -r .carry/all-MiniLM-L6-v2 .cache/models/
   fi
+}
+if [[ $mode == serve ]]; then
+  echo "gpu-check: built in $((SECONDS - start)) s"
+  unpack_carried_minilm
+  [[ -f .cache/models/all-MiniLM-L6-v2/model.onnx ]] ||
+    { echo "gpu-check: no MiniLM: carry .carry/all-MiniLM-L6-v2 (scripts/models/pack-minilm-for-device.py)"; exit 1; }
+  for device in ${INFER_LOAD_DEVICES:-cuda cpu}; do
+    if [[ $device == cpu ]]; then rates=${INFER_LOAD_RATES_CPU:-25,50,100,200,400}; connections=128
+    else rates=${INFER_LOAD_RATES_CUDA:-250,500,1000,2000,4000,8000}; connections=256; fi
+    timeout 500 scripts/load-test.sh --build build-gpu --device "$device" --rates "$rates" \
+      --duration "${INFER_LOAD_DURATION:-8}" --connections "$connections" --out "$logs/load-$device" ${INFER_LOAD_ARGS:-} \
+      >"$logs/load-$device.log" 2>&1 || status=1
+    sed -n '/^load test on/,$p' "$logs/load-$device.log"
+    [[ $status -eq 0 ]] || tail -n 30 "$logs/load-$device.log"
+  done
+  echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
+  exit $status
+fi
+if [[ $mode == models ]]; then
+  echo "gpu-check: built in $((SECONDS - start)) s"
+  unpack_carried_minilm
   INFER_PYTHON=python3 timeout 400 scripts/models/prepare.sh ${INFER_MODELS:-distilbert-base-random \
     bert-base-random gpt2-small-random resnet50-random vit-base-random resnet18-random \
     mobilenet-v3-small-random efficientnet-b0-random mobilenet-v2-random densenet121-random \

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config
   libeigen3-dev libopenblas-dev libspdlog-dev
-  catch2 libcli11-dev nlohmann-json3-dev
+  catch2 libcli11-dev nlohmann-json3-dev libcpp-httplib-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   python3-venv
   chromium

@@ -15,6 +15,9 @@ packages=(
   libprotobuf-dev libprotobuf32 protobuf-compiler libprotoc32
   libonnx-dev libonnx1 libonnxifi
   libcli11-dev nlohmann-json3-dev
+  # infer-serve: cpp-httplib, the OpenSSL headers its header needs, and its brotli runtime
+  # (the machine's own libssl3 and zlib serve at run time)
+  libcpp-httplib-dev libcpp-httplib0.11 libssl-dev libbrotli1
 )
 
 mkdir -p .deps/debs

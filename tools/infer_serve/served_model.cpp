@@ -1,0 +1,121 @@
+#include "served_model.hpp"
+
+#include <infer/error.hpp>
+
+#include <algorithm>
+
+namespace infer::serve {
+
+namespace {
+
+bool is_token_model(const Graph& graph) {
+    return std::all_of(graph.inputs().begin(), graph.inputs().end(), [](const TensorInfo& input) {
+        return input.shape.rank() == 2 && input.shape[1] == kDynamic &&
+               (input.dtype == DType::i64 || input.dtype == DType::i32);
+    });
+}
+
+// Row `row` of every input, without the batch axis: a batcher item. Views, no copies.
+Batch row_of(const Batch& inputs, int64_t row) {
+    Batch item;
+    for (const auto& [name, tensor] : inputs) {
+        const Tensor slice = tensor.slice(0, row, row + 1);
+        item.set(name, slice.reshape(Shape(std::vector<int64_t>(slice.shape().begin() + 1, slice.shape().end()))));
+    }
+    return item;
+}
+
+}  // namespace
+
+ServedModel::ServedModel(std::string name, Graph graph, ModelOptions options)
+    : name_(std::move(name)), graph_(std::move(graph)) {
+    for (const auto* list : {&graph_.inputs(), &graph_.outputs()})
+        for (const TensorInfo& info : *list)
+            if (info.shape.rank() == 0 || info.shape[0] != kDynamic)
+                throw Unsupported("infer-serve: model '" + name_ + "': '" + info.name + "' has shape " +
+                                  info.shape.to_string() +
+                                  ", without a dynamic batch axis 0, which the batcher needs to group requests");
+    if (is_token_model(graph_)) {
+        if (options.length_buckets_from_model && options.batcher.length_buckets.empty())
+            options.batcher.length_buckets = {16, 32, 64, 128, 256, 512};
+        if (options.batcher.trim_outputs.empty())
+            for (const TensorInfo& output : graph_.outputs())
+                if (output.shape.rank() >= 2 && output.shape[1] == kDynamic)
+                    options.batcher.trim_outputs.push_back(output.name);
+    }
+    std::vector<const Session*> sessions;
+    for (const Device& device : options.devices) {
+        SessionOptions session_options;
+        session_options.device = device;
+        session_options.precision = options.precision;
+        session_options.threads = options.threads;
+        sessions_.push_back(std::make_unique<Session>(graph_, session_options));
+        sessions.push_back(sessions_.back().get());
+        devices_.push_back(device.to_string());
+    }
+    batcher_ = std::make_unique<Batcher>(sessions, options.batcher);
+}
+
+ServedModel::~ServedModel() = default;
+
+Batch ServedModel::infer(const InferRequest& request) {
+    RequestOptions options;
+    options.priority = request.priority;
+    if (request.timeout) options.deadline = std::chrono::steady_clock::now() + *request.timeout;
+
+    std::vector<Batcher::Ticket> tickets;
+    try {
+        for (int64_t row = 0; row < request.rows; ++row) tickets.push_back(batcher_->submit(row_of(request.inputs, row), options));
+    } catch (...) {
+        // The request fails as a whole: withdraw the rows still waiting and let the running
+        // ones finish, so that no row outlives the request it belongs to.
+        for (Batcher::Ticket& ticket : tickets) {
+            batcher_->cancel(ticket.id);
+            ticket.result.wait();
+        }
+        throw;
+    }
+    std::vector<Batch> rows;
+    std::exception_ptr first_error;
+    for (Batcher::Ticket& ticket : tickets) {
+        try {
+            rows.push_back(ticket.result.get());
+        } catch (...) {
+            if (!first_error) first_error = std::current_exception();
+        }
+    }
+    if (first_error) std::rethrow_exception(first_error);
+
+    Batch outputs;
+    for (const std::string& output : rows.front().names()) {
+        std::vector<Tensor> parts;
+        for (const Batch& row : rows) parts.push_back(row[output]);
+        outputs.set(output, stack(parts));
+    }
+    return outputs;
+}
+
+nlohmann::json ServedModel::stats() const {
+    const BatcherStats s = batcher_->stats();
+    nlohmann::json sizes = nlohmann::json::object();
+    for (size_t n = 1; n < s.batch_sizes.size(); ++n)
+        if (s.batch_sizes[n] > 0) sizes[std::to_string(n)] = s.batch_sizes[n];
+    nlohmann::json per_device = nlohmann::json::object();
+    for (size_t i = 0; i < s.batches_per_session.size() && i < devices_.size(); ++i)
+        per_device[devices_[i]] = s.batches_per_session[i];
+    return {{"model", name_},
+            {"accepted", s.accepted},
+            {"rejected", s.rejected},
+            {"completed", s.completed},
+            {"failed", s.failed},
+            {"cancelled", s.cancelled},
+            {"batches", s.batches},
+            {"queue_depth", s.queue_depth},
+            {"batch_sizes", sizes},
+            {"batches_per_device", per_device},
+            {"latency_ms", {{"p50", s.latency_p50_ms}, {"p90", s.latency_p90_ms}, {"p99", s.latency_p99_ms}}}};
+}
+
+void ServedModel::shutdown() { batcher_->shutdown(true); }
+
+}  // namespace infer::serve
