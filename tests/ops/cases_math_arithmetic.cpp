@@ -224,7 +224,10 @@ std::vector<Case> math_arithmetic_cases() {
     for (const auto& [a, b] : {std::pair<Shape, Shape>{{3, 4}, {4, 5}}, {{2, 3, 4}, {4, 5}}, {{2, 1, 3, 4}, {3, 4, 5}},
                                {{4}, {4, 5}}, {{3, 4}, {4}}, {{33}, {33}}, {{2, 3, 17}, {17}}, {{17, 33}, {33, 17}},
                                {{1, 64}, {64, 33}}, {{2, 3, 5}, {2, 5, 3}}, {{4, 65, 129}, {129, 67}},
-                               {{1, 1000}, {1000, 64}}})
+                               {{1, 1000}, {1000, 64}},
+                               // Few rows by a weight past the caches: the CPU's gemv (1 row) and
+                               // streamed (up to 8 rows, k not a multiple of 4) paths.
+                               {{1, 523}, {523, 1030}}, {{5, 523}, {523, 1030}}, {{2, 3, 523}, {523, 1030}}})
         c.push_back(accumulating({"MatMul", a.to_string() + " " + b.to_string(), {x("A", a), x("B", b)}, node("MatMul"),
                                   [](const auto& v, DType) { return std::vector{ref::matmul(v[0], v[1])}; }}));
 
@@ -237,6 +240,7 @@ std::vector<Case> math_arithmetic_cases() {
                                                {5, 3, 7, false, false, 2.0f, 1, Shape{1}},
                                                {4, 6, 2, false, false, 1, 1, Shape{}},
                                                {130, 70, 90, false, true, 1, 1, Shape{90}},
+                                               {6, 523, 1030, false, false, 0.5f, 2.0f, Shape{6, 1030}},
                                                // beta 1 with a bias row ([n] or [1,n]): CUDA's
                                                // cuBLASLt bias epilogue, with transposes and alpha
                                                {3, 4, 5, false, false, 1, 1, Shape{1, 5}},
