@@ -13,7 +13,7 @@
 #   scripts/gpu-check.sh checkpoints   build, make the small random-weight Hugging Face checkpoints
 #                                      with the machine's Python (torch, transformers), then the
 #                                      graphs infer builds from them against transformers on cuda
-#   scripts/gpu-check.sh generation    build, make gpt2-tiny-generation's references with the machine's
+#   scripts/gpu-check.sh generation    build, make gpt2/t5-tiny-generation's references with the machine's
 #                                      transformers, the generation tests on cuda and cpu (and under
 #                                      memcheck), then GPT-2 small (random weights, made there)
 #                                      against generate(): bench/generation/compare.py, $INFER_GEN_POINTS

@@ -1,6 +1,8 @@
 #pragma once
-// Text generation with a decoder-only language model (GPT-2 from a Hugging Face folder): the
-// prompt is run once (prefill), then one token per step, each step attending to a key/value
+// Text generation with a Hugging Face folder: a decoder-only language model (GPT-2) or an
+// encoder-decoder one (T5). The prompt is run once (prefill: through the decoder, or through
+// the encoder, whose cross-attention keys and values every step then reads), then one token per
+// step, each step attending to a key/value
 // cache that lives on the session's device in buffers allocated once per call and updated in
 // place (no concatenation, no host round trip for the cache). Only the last position's logits
 // come back to the host, where the next token is chosen.
@@ -10,8 +12,8 @@
 //   infer::Generation out = generator.generate({{464, 2068, 7586}}, {.max_new_tokens = 32});
 //   // out.tokens[0]: the new tokens; out.stats: prefill time, decode tokens per second
 //
-// Prompts of different lengths run as one batch, left-padded; each sequence's positions count
-// its own tokens only, as Hugging Face's generate() does. Greedy search and beam search follow
+// Prompts of different lengths run as one batch (left-padded for GPT-2, each sequence's positions
+// counting its own tokens only; right-padded into T5's encoder), as Hugging Face's generate() does. Greedy search and beam search follow
 // generate()'s algorithms, so the same model gives the same tokens.
 #include <infer/session.hpp>
 
@@ -69,8 +71,9 @@ using TokenCallback = std::function<void(size_t sequence, int64_t token)>;
 
 class Generator {
 public:
-    // GPT2LMHeadModel from a Hugging Face folder (config.json, model.safetensors). The cache is
-    // kept in the session's precision (f32, f16 or bf16). Throws ModelError for a bad folder,
+    // GPT2LMHeadModel or T5ForConditionalGeneration (ReLU or gated-GELU, tied or separate head)
+    // from a Hugging Face folder (config.json, model.safetensors). The cache is kept in the
+    // session's precision (f32, f16 or bf16); a T5 encoder runs in a session of its own. Throws ModelError for a bad folder,
     // Unsupported for another architecture, DeviceError for an unusable device.
     static Generator from_folder(const std::string& folder, SessionOptions options = {});
 
@@ -82,7 +85,7 @@ public:
                         const TokenCallback& on_token = {}) const;
 
     int64_t vocabulary_size() const;
-    int64_t max_positions() const;                // prompt + new tokens at most
+    int64_t max_positions() const;                // prompt + new tokens at most (GPT-2's table)
     std::optional<int64_t> end_of_text() const;   // the configuration's eos_token_id
     const Session& session() const;
 

@@ -721,27 +721,34 @@ GENERATION_CASES = [
 ]
 
 
-def write_generation_references(out):
-    """Greedy and beam-search continuations by generate(). The end-of-text id is chosen as the
-    first token that greedy search, without one, makes for the first prompt only after 8 others,
-    so that the references stop early for some sequences and not for others; it is written into
-    config.json."""
+def write_generation_references(out, model_class="GPT2LMHeadModel"):
+    """Greedy and beam-search continuations by generate() of the model saved in `out` (GPT-2: the
+    prompts left-padded, as decoder-only generation needs; T5: right-padded for the encoder). The
+    end-of-text id is chosen as the first token that greedy search, without one, makes for the
+    first prompt only after 8 others, so that the references stop early for some sequences and
+    not for others; it is written into config.json."""
     import numpy as np
     import torch
     import transformers
 
-    model = transformers.GPT2LMHeadModel.from_pretrained(str(out), attn_implementation="eager").eval()
+    model = getattr(transformers, model_class).from_pretrained(str(out), attn_implementation="eager").eval()
+    encoder_decoder = model.config.is_encoder_decoder
     pad = model.config.pad_token_id
     rng = np.random.default_rng(SEED + 1)
     prompts = [rng.integers(3, model.config.vocab_size, size=n).tolist() for n in (5, 12, 9)]
     longest = max(len(p) for p in prompts)
-    ids = torch.tensor([[pad] * (longest - len(p)) + p for p in prompts])
-    mask = torch.tensor([[0] * (longest - len(p)) + [1] * len(p) for p in prompts])
+    if encoder_decoder:
+        ids = torch.tensor([p + [pad] * (longest - len(p)) for p in prompts])
+        mask = torch.tensor([[1] * len(p) + [0] * (longest - len(p)) for p in prompts])
+    else:
+        ids = torch.tensor([[pad] * (longest - len(p)) + p for p in prompts])
+        mask = torch.tensor([[0] * (longest - len(p)) + [1] * len(p) for p in prompts])
+    first_new = 1 if encoder_decoder else longest  # after the decoder's start token, or the prompt
 
     def generate(eos, **kwargs):
         with torch.no_grad():
             made = model.generate(input_ids=ids, attention_mask=mask, do_sample=False, pad_token_id=pad,
-                                  eos_token_id=eos, **kwargs)[:, longest:].tolist()
+                                  eos_token_id=eos, **kwargs)[:, first_new:].tolist()
         if eos is not None:  # generate() pads after the end of text
             made = [row[:row.index(eos) + 1] if eos in row else row for row in made]
         return made
@@ -756,8 +763,34 @@ def write_generation_references(out):
         cases.append(dict(case, tokens=generate(eos, **options)))
     (out / "generation.json").write_text(json.dumps({"prompts": prompts, "eos_token_id": eos, "pad_token_id": pad,
                                                      "cases": cases}, indent=1) + "\n")
-    return {"generation": f"generation.json: generate() on 3 prompts, end of text {eos} (lengths 5, 12, 9), left-padded: "
-                          + ", ".join(case["name"] for case in GENERATION_CASES)}
+    side = "right" if encoder_decoder else "left"
+    return {"generation": f"generation.json: generate() on 3 prompts (lengths 5, 12, 9, {side}-padded), end of text "
+                          f"{eos}: " + ", ".join(case["name"] for case in GENERATION_CASES)}
+
+
+# A random-weight T5 (t5-small's layout, narrower) for generation against generate().
+T5_GENERATION = dict(vocab_size=1000, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_decoder_layers=2, num_heads=4,
+                     feed_forward_proj="relu", tie_word_embeddings=True, pad_token_id=0, decoder_start_token_id=0)
+
+
+def prepare_t5_generation(out):
+    """T5ForConditionalGeneration with seeded random weights (+ N(0, 0.15) on every parameter, as
+    for gpt2-tiny-generation), save_pretrained, and generate()'s references."""
+    import torch
+    import transformers
+
+    torch.manual_seed(SEED)
+    config = transformers.T5Config(**T5_GENERATION)
+    model = transformers.T5ForConditionalGeneration(config).eval()
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.add_(torch.randn_like(parameter) * 0.15)
+    model.save_pretrained(str(out), safe_serialization=True)
+    manifest = {"source": f"transformers T5ForConditionalGeneration(T5Config({T5_GENERATION})) with random weights "
+                          f"(+ N(0, 0.15)), torch.manual_seed({SEED}), save_pretrained",
+                "output": "logits", "inputs": ["input_ids", "attention_mask"]}
+    manifest.update(write_generation_references(out, "T5ForConditionalGeneration"))
+    return manifest
 
 
 def prepare_checkpoint(out, name):
@@ -928,7 +961,7 @@ def prepare_t5_tokenizer(out):
 TOKENIZERS = {"gpt2-bpe-tokenizer": prepare_gpt2_tokenizer, "t5-unigram-tokenizer": prepare_t5_tokenizer}
 
 
-PREPARE = {"all-MiniLM-L6-v2": prepare_minilm}
+PREPARE = {"all-MiniLM-L6-v2": prepare_minilm, "t5-tiny-generation": prepare_t5_generation}
 
 
 def prepare(name):
@@ -965,7 +998,7 @@ def prepare(name):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    known = list(MODELS) + list(CHECKPOINTS) + list(TOKENIZERS)
+    known = list(MODELS) + list(CHECKPOINTS) + list(TOKENIZERS) + ["t5-tiny-generation"]
     parser.add_argument("models", nargs="*", help=f"models to prepare: {', '.join(known)} (default: all)")
     parser.add_argument("--check", action="store_true",
                         help="only say whether they are all prepared (status 0) or not (1); needs "

@@ -1,6 +1,6 @@
 // Generation with the key/value cache against transformers' generate() ([generation], ctest
-// e2e_generation_*): the random-weight GPT-2 of gpt2-tiny-generation, 3 prompts of different
-// lengths as one left-padded batch, greedy (with and without a repetition penalty) and beam
+// e2e_generation_*): the random-weight GPT-2 of gpt2-tiny-generation and T5 of
+// t5-tiny-generation, 3 prompts of different lengths as one batch, greedy (with and without a repetition penalty) and beam
 // search with 4 beams, token ids compared exactly in f32; on a GPU also f16, where at least 95%
 // of the positions must agree. And what generate() does not fix: each prompt alone gives what
 // the batch gave it, sampling is reproducible by its seed, tokens stream in order, bad requests
@@ -18,21 +18,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path& generation_folder() {
-    static const fs::path folder = e2e::model_cache() / "gpt2-tiny-generation";
-    return folder;
-}
+const std::vector<std::string> kModels{"gpt2-tiny-generation", "t5-tiny-generation"};
 
-nlohmann::json references() {
-    std::ifstream file(generation_folder() / "generation.json");
+fs::path generation_folder(const std::string& name = kModels[0]) { return e2e::model_cache() / name; }
+
+nlohmann::json references(const std::string& name = kModels[0]) {
+    std::ifstream file(generation_folder(name) / "generation.json");
     return nlohmann::json::parse(file);
 }
 
-infer::Generator generator(infer::Precision precision) {
+infer::Generator generator(infer::Precision precision, const std::string& name = kModels[0]) {
     infer::SessionOptions options;
     options.device = e2e::device_under_test();
     options.precision = precision;
-    return infer::Generator::from_folder(generation_folder().string(), options);
+    return infer::Generator::from_folder(generation_folder(name).string(), options);
 }
 
 infer::GenerationOptions options_of(const nlohmann::json& c) {
@@ -54,28 +53,30 @@ std::pair<size_t, size_t> agreement(const std::vector<std::vector<int64_t>>& got
     return {same, total};
 }
 
-#define REQUIRE_PREPARED()                                                                                        \
-    if (!fs::exists(generation_folder() / "generation.json")) {                                                   \
-        WARN("gpt2-tiny-generation is not prepared (scripts/models/prepare.sh gpt2-tiny-generation)");            \
+#define REQUIRE_PREPARED_MODEL(name)                                                                              \
+    if (!fs::exists(generation_folder(name) / "generation.json")) {                                               \
+        WARN((name) << " is not prepared (scripts/models/prepare.sh " << (name) << ")");                          \
         return;                                                                                                   \
     }
+#define REQUIRE_PREPARED() REQUIRE_PREPARED_MODEL(kModels[0])
 
 }  // namespace
 
 TEST_CASE("greedy and beam search match transformers' generate() token for token", "[generation]") {
-    REQUIRE_PREPARED();
-    const auto json = references();
+    const std::string name = GENERATE(from_range(kModels));
+    REQUIRE_PREPARED_MODEL(name);
+    const auto json = references(name);
     const auto prompts = json["prompts"].get<std::vector<std::vector<int64_t>>>();
     std::vector<infer::Precision> precisions{infer::Precision::f32};
     if (!e2e::device_under_test().is_cpu()) precisions.push_back(infer::Precision::f16);
     for (infer::Precision precision : precisions) {
-        const infer::Generator model = generator(precision);
+        const infer::Generator model = generator(precision, name);
         REQUIRE(model.end_of_text() == json["eos_token_id"].get<int64_t>());
         for (const auto& c : json["cases"]) {
             const auto want = c["tokens"].get<std::vector<std::vector<int64_t>>>();
             const infer::Generation got = model.generate(prompts, options_of(c));
             const auto [same, total] = agreement(got.tokens, want);
-            std::cout << "e2e: generation " << c["name"].get<std::string>() << " " << e2e::device_under_test().to_string()
+            std::cout << "e2e: " << name << " " << c["name"].get<std::string>() << " " << e2e::device_under_test().to_string()
                       << " " << infer::precision_name(precision) << ": " << same << "/" << total
                       << " positions agree with generate(); prefill " << got.stats.prefill_ms << " ms, "
                       << got.stats.decode_tokens_per_s() << " tokens/s\n";
@@ -88,12 +89,13 @@ TEST_CASE("greedy and beam search match transformers' generate() token for token
     }
 }
 
-TEST_CASE("a prompt alone gives what the left-padded batch gave it", "[generation]") {
-    REQUIRE_PREPARED();
-    const auto json = references();
+TEST_CASE("a prompt alone gives what the padded batch gave it", "[generation]") {
+    const std::string name = GENERATE(from_range(kModels));
+    REQUIRE_PREPARED_MODEL(name);
+    const auto json = references(name);
     const auto prompts = json["prompts"].get<std::vector<std::vector<int64_t>>>();
     const auto want = json["cases"][0]["tokens"].get<std::vector<std::vector<int64_t>>>();
-    const infer::Generator model = generator(infer::Precision::f32);
+    const infer::Generator model = generator(infer::Precision::f32, name);
     for (size_t p = 0; p < prompts.size(); ++p)
         CHECK(model.generate({prompts[p]}, options_of(json["cases"][0])).tokens[0] == want[p]);
 }

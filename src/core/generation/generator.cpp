@@ -12,6 +12,7 @@
 #include "core/generation/beam_search.hpp"
 #include "core/generation/token_selection.hpp"
 #include "core/models/decoder_builders.hpp"
+#include "core/models/hf_checkpoint.hpp"
 
 #include <infer/error.hpp>
 
@@ -24,6 +25,7 @@ namespace infer {
 struct Generator::Impl {
     detail::DecoderStepGraph model;
     Session session;
+    std::optional<Session> encoder;  // encoder-decoder models: run once per call
 };
 
 double GenerationStats::decode_tokens_per_s() const {
@@ -69,16 +71,19 @@ public:
     int64_t capacity() const { return capacity_; }
     // Whether cache slot `slot` of `row` holds a real token (not padding, already written).
     void set_filled(size_t row, int64_t slot) { mask_[row * static_cast<size_t>(capacity_) + static_cast<size_t>(slot)] = 1; }
+    // Inputs every step takes unchanged (an encoder's outputs and mask).
+    void set_constant_input(const std::string& name, const Tensor& value) { constants_.set(name, value); }
 
     // Runs `tokens` [rows, T] at cache slots slot..slot+T-1 and positions `positions` [rows, T];
     // the last token's logits of every row, [rows, vocabulary] on the host.
     const float* run(const std::vector<int64_t>& tokens, const std::vector<int64_t>& positions, int64_t slot) {
         const auto rows = static_cast<int64_t>(rows_);
         const int64_t length = static_cast<int64_t>(tokens.size()) / rows;
-        Batch inputs{{"input_ids", i64_tensor(tokens, {rows, length})},
-                     {"position_ids", i64_tensor(positions, {rows, length})},
-                     {"attention_mask", i64_tensor(mask_, {rows, capacity_})},
-                     {"write_indices", i64_tensor(std::vector<int64_t>(rows_, slot), {rows})}};
+        Batch inputs = constants_;
+        inputs.set("input_ids", i64_tensor(tokens, {rows, length}));
+        if (!model_.encoder_decoder) inputs.set("position_ids", i64_tensor(positions, {rows, length}));
+        inputs.set("attention_mask", i64_tensor(mask_, {rows, capacity_}));
+        inputs.set("write_indices", i64_tensor(std::vector<int64_t>(rows_, slot), {rows}));
         Batch outputs{{"logits", logits_}};
         for (size_t i = 0; i < caches_.size(); ++i) {
             inputs.set("past_" + model_.caches[i], caches_[i]);
@@ -118,6 +123,7 @@ private:
     std::vector<int64_t> mask_;  // [rows, capacity]
     std::vector<Tensor> caches_;
     Tensor logits_;
+    Batch constants_;
 };
 
 // Checks the prompts and the options against the model; throws InvalidArgument.
@@ -152,9 +158,15 @@ void check_request(const detail::DecoderStepGraph& model, const std::vector<std:
 Generator::Generator(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 
 Generator Generator::from_folder(const std::string& folder, SessionOptions options) {
-    detail::DecoderStepGraph model = detail::build_gpt2_decoder_step(folder, cache_type_for(options.precision));
+    const DType cache_type = cache_type_for(options.precision);
+    if (detail::HfCheckpoint(folder).model_type() == "t5") {
+        detail::EncoderDecoderGraphs graphs = detail::build_t5_for_generation(folder, cache_type);
+        Session decoder(*graphs.decoder.graph, options);
+        return Generator(std::make_shared<const Impl>(Impl{std::move(graphs.decoder), std::move(decoder), Session(*graphs.encoder, options)}));
+    }
+    detail::DecoderStepGraph model = detail::build_gpt2_decoder_step(folder, cache_type);
     Session session(*model.graph, options);
-    return Generator(std::make_shared<const Impl>(Impl{std::move(model), std::move(session)}));
+    return Generator(std::make_shared<const Impl>(Impl{std::move(model), std::move(session), std::nullopt}));
 }
 
 int64_t Generator::vocabulary_size() const { return impl_->model.vocabulary; }
@@ -177,25 +189,53 @@ Generation Generator::generate(const std::vector<std::vector<int64_t>>& prompts,
     const auto prompt_length = static_cast<int64_t>(longest);
     const size_t beams = options.num_beams;
     const size_t rows = prompts.size() * beams;
-    const int64_t needed = prompt_length + static_cast<int64_t>(options.max_new_tokens);
+    // Decoder-only: the left-padded prompts are the first step's tokens. Encoder-decoder: the
+    // prompts go through the encoder once, and the decoder starts from its start token.
+    const int64_t first_step = model.encoder_decoder ? 1 : prompt_length;
+    const int64_t needed = first_step + static_cast<int64_t>(options.max_new_tokens);
     const int64_t capacity = std::min(model.max_positions, (needed + kCacheGranule - 1) / kCacheGranule * kCacheGranule);
     CachedDecoder decoder(model, impl_->session, rows, capacity);
     const auto vocabulary = static_cast<size_t>(model.vocabulary);
 
-    // The prompts left-padded, each repeated once per beam; positions count real tokens only.
-    std::vector<int64_t> tokens(rows * longest, padding), positions(rows * longest, 0), next_position(rows, 0);
+    auto started = Clock::now();
+    std::vector<int64_t> tokens, positions, next_position(rows, 0);
     std::vector<std::vector<int64_t>> seen(rows);  // for the repetition penalty: the rows' ids
-    for (size_t row = 0; row < rows; ++row) {
-        const auto& prompt = prompts[row / beams];
-        const size_t offset = longest - prompt.size();
-        for (size_t t = 0; t < prompt.size(); ++t) {
-            tokens[row * longest + offset + t] = prompt[t];
-            positions[row * longest + offset + t] = static_cast<int64_t>(t);
-            decoder.set_filled(row, static_cast<int64_t>(offset + t));
+    if (model.encoder_decoder) {
+        // Right-padded for the encoder (its bias is relative, so the side does not matter).
+        std::vector<int64_t> ids(rows * longest, padding), mask(rows * longest, 0);
+        for (size_t row = 0; row < rows; ++row) {
+            const auto& prompt = prompts[row / beams];
+            std::copy(prompt.begin(), prompt.end(), ids.begin() + static_cast<std::ptrdiff_t>(row * longest));
+            std::fill_n(mask.begin() + static_cast<std::ptrdiff_t>(row * longest), prompt.size(), 1);
         }
-        next_position[row] = static_cast<int64_t>(prompt.size());
-        seen[row] = {tokens.begin() + static_cast<std::ptrdiff_t>(row * longest),
-                     tokens.begin() + static_cast<std::ptrdiff_t>((row + 1) * longest)};
+        const Shape shape{static_cast<int64_t>(rows), prompt_length};
+        const Tensor encoder_mask = i64_tensor(mask, shape);
+        const Batch encoded = impl_->encoder->run({{"input_ids", i64_tensor(ids, shape)}, {"attention_mask", encoder_mask}});
+        for (const auto& [name, value] : encoded) decoder.set_constant_input(name, value);
+        decoder.set_constant_input("encoder_attention_mask", encoder_mask);
+        tokens.assign(rows, model.start_token);
+        positions.assign(rows, 0);
+        for (size_t row = 0; row < rows; ++row) {
+            decoder.set_filled(row, 0);
+            seen[row] = {model.start_token};
+            next_position[row] = 1;
+        }
+    } else {
+        // Left-padded, each prompt repeated once per beam; positions count real tokens only.
+        tokens.assign(rows * longest, padding);
+        positions.assign(rows * longest, 0);
+        for (size_t row = 0; row < rows; ++row) {
+            const auto& prompt = prompts[row / beams];
+            const size_t offset = longest - prompt.size();
+            for (size_t t = 0; t < prompt.size(); ++t) {
+                tokens[row * longest + offset + t] = prompt[t];
+                positions[row * longest + offset + t] = static_cast<int64_t>(t);
+                decoder.set_filled(row, static_cast<int64_t>(offset + t));
+            }
+            next_position[row] = static_cast<int64_t>(prompt.size());
+            seen[row] = {tokens.begin() + static_cast<std::ptrdiff_t>(row * longest),
+                         tokens.begin() + static_cast<std::ptrdiff_t>((row + 1) * longest)};
+        }
     }
 
     Generation result;
@@ -208,7 +248,6 @@ Generation Generator::generate(const std::vector<std::vector<int64_t>>& prompts,
     if (beams > 1) beam_search.emplace(prompts.size(), beams, vocabulary, options.max_new_tokens, options.length_penalty, stops);
 
     int64_t slot = 0;
-    auto started = Clock::now();
     for (size_t generated = 0; generated < options.max_new_tokens; ++generated) {
         float* logits = const_cast<float*>(decoder.run(tokens, positions, slot));
         slot += static_cast<int64_t>(tokens.size() / rows);

@@ -7,6 +7,9 @@
 //            for each name in `caches`, of `cache_type`;
 //   outputs  logits [batch, vocabulary] f32 of each row's last token, present_<cache>: the past
 //            cache with the step's rows written (the same buffer when bound in place).
+// Decoder-only models (GPT-2) also take position_ids [batch, T] i64. Encoder-decoder models (T5)
+// have no positions (their bias is relative) and take the encoder graph's outputs instead:
+// encoder_attention_mask [batch, S] and cross_key.i / cross_value.i [batch, S, width] f32.
 #include <infer/dtype.hpp>
 #include <infer/graph.hpp>
 
@@ -23,10 +26,21 @@ struct DecoderStepGraph {
     DType cache_type = DType::f32;
     int64_t layers = 0, width = 0, vocabulary = 0, max_positions = 0;
     int64_t eos_token = -1, bos_token = -1, pad_token = -1;  // -1: the configuration has none
+    bool encoder_decoder = false;
+    int64_t start_token = -1;  // encoder-decoder: the decoder's first input (decoder_start_token_id)
+};
+
+// An encoder-decoder model: the encoder graph (inputs input_ids, attention_mask [batch, S];
+// outputs cross_key.i / cross_value.i for every decoder layer) and the decoder step.
+struct EncoderDecoderGraphs {
+    std::optional<Graph> encoder;
+    DecoderStepGraph decoder;
 };
 
 // GPT2LMHeadModel from a Hugging Face folder (config.json + safetensors). Throws Unsupported for
 // another model type or a checkpoint without the language-model head, ModelError for a bad folder.
 DecoderStepGraph build_gpt2_decoder_step(const std::filesystem::path& folder, DType cache_type);
+// T5ForConditionalGeneration (t5.cpp): ReLU or gated-GELU feed-forward, tied or separate head.
+EncoderDecoderGraphs build_t5_for_generation(const std::filesystem::path& folder, DType cache_type);
 
 }  // namespace infer::detail
