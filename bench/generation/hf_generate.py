@@ -1,5 +1,5 @@
 """Hugging Face generate() timed the way infer's `generate --bench` is: the same checkpoint
-folder, device and precision (the model .half()/.to(bfloat16) for f16/bf16, as a PyTorch user
+folder (GPT-2 or T5), device and precision (the model .half()/.to(bfloat16) for f16/bf16, as a PyTorch user
 would), a batch of random prompts, every sequence exactly NEW tokens long (min_new_tokens), greedy
 search with the cache. Prefill is generate(max_new_tokens=1); decode tokens/s is
 batch·(NEW-1) / (time of NEW tokens - time of 1 token). torch.cuda.synchronize() before every
@@ -36,7 +36,10 @@ def main():
         torch.set_num_threads(args.threads)
     device = torch.device("cuda" if args.device.startswith("cuda") else "cpu")
     dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[args.precision]
-    model = transformers.GPT2LMHeadModel.from_pretrained(args.folder).to(device=device, dtype=dtype).eval()
+    config = transformers.AutoConfig.from_pretrained(args.folder)
+    loader = transformers.AutoModelForSeq2SeqLM if config.is_encoder_decoder else transformers.AutoModelForCausalLM
+    model = loader.from_pretrained(args.folder).to(device=device, dtype=dtype).eval()
+    new_from = 1 if config.is_encoder_decoder else args.prompt  # the decoder's start token, or the prompt
     generator = torch.Generator().manual_seed(0)
     ids = torch.randint(0, model.config.vocab_size, (args.batch, args.prompt), generator=generator).to(device)
     mask = torch.ones_like(ids)
@@ -50,7 +53,7 @@ def main():
                                  min_new_tokens=new, pad_token_id=0)
         if device.type == "cuda":
             torch.cuda.synchronize()
-        assert out.shape[1] == args.prompt + new
+        assert out.shape[1] == new_from + new
         return (time.perf_counter() - start) * 1000.0
 
     timed(1)
