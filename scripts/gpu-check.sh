@@ -138,7 +138,8 @@ fi
 if [[ $mode == checkpoints ]]; then
   echo "gpu-check: built in $((SECONDS - start)) s"
   INFER_PYTHON=python3 timeout 300 scripts/models/prepare.sh bert-tiny-checkpoint roberta-tiny-checkpoint \
-    distilbert-tiny-checkpoint gpt2-tiny-checkpoint >"$logs/prepare.log" 2>&1 || status=1
+    distilbert-tiny-checkpoint gpt2-tiny-checkpoint bert-base-checkpoint distilbert-base-checkpoint \
+    gpt2-small-checkpoint >"$logs/prepare.log" 2>&1 || status=1
   tail -n 4 "$logs/prepare.log"
   for device in cuda cpu; do
     timeout 200 build-gpu/bin/e2e_tests --checkpoints --device "$device" "[checkpoints]" 2>&1 || status=1

@@ -702,6 +702,12 @@ CHECKPOINTS = {
     "gpt2-tiny-checkpoint": ("GPT2LMHeadModel", "GPT2Config",
                              dict(n_embd=64, n_layer=2, n_head=4, n_positions=128, vocab_size=1000),
                              ["input_ids", "attention_mask"], None, "logits"),
+    # Full-size configurations (transformers' defaults: BERT-base, DistilBERT-base, GPT-2 small;
+    # 250-500 MB each), prepared only when named: the builders checked at the sizes users run.
+    "bert-base-checkpoint": ("BertModel", "BertConfig", {}, BERT_INPUTS, None, "last_hidden_state"),
+    "distilbert-base-checkpoint": ("DistilBertModel", "DistilBertConfig", {}, ["input_ids", "attention_mask"], None,
+                                   "last_hidden_state"),
+    "gpt2-small-checkpoint": ("GPT2LMHeadModel", "GPT2Config", {}, ["input_ids", "attention_mask"], None, "logits"),
     # The same architecture for generation (GENERATION below), with a padding id in the config.
     "gpt2-tiny-generation": ("GPT2LMHeadModel", "GPT2Config",
                              dict(n_embd=64, n_layer=2, n_head=4, n_positions=128, vocab_size=1000, pad_token_id=0),

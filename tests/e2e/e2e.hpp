@@ -16,7 +16,8 @@ const std::filesystem::path& model_cache();
 // mobilenet-v3-small-random, efficientnet-b0-random).
 const std::vector<std::string>& architecture_models();
 // The small random-weight Hugging Face checkpoints prepare.sh makes (bert-tiny-checkpoint,
-// roberta-tiny-checkpoint, distilbert-tiny-checkpoint, gpt2-tiny-checkpoint, gpt2-tiny-generation).
+// roberta-tiny-checkpoint, distilbert-tiny-checkpoint, gpt2-tiny-checkpoint, gpt2-tiny-generation;
+// bert-base-checkpoint, distilbert-base-checkpoint, gpt2-small-checkpoint only when asked for).
 const std::vector<std::string>& checkpoint_models();
 // The generation tokenizers prepare.sh trains (gpt2-bpe-tokenizer, t5-unigram-tokenizer).
 const std::vector<std::string>& generation_tokenizer_models();

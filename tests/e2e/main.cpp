@@ -47,7 +47,8 @@ const std::vector<std::string>& architecture_models() {
 const std::vector<std::string>& checkpoint_models() {
     static const std::vector<std::string> names{"bert-tiny-checkpoint", "roberta-tiny-checkpoint",
                                                 "distilbert-tiny-checkpoint", "gpt2-tiny-checkpoint",
-                                                "gpt2-tiny-generation"};
+                                                "gpt2-tiny-generation",  "bert-base-checkpoint",
+                                                "distilbert-base-checkpoint", "gpt2-small-checkpoint"};
     return names;
 }
 
