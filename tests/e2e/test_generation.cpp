@@ -13,6 +13,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 namespace fs = std::filesystem;
 
@@ -98,6 +99,21 @@ TEST_CASE("a prompt alone gives what the padded batch gave it", "[generation]") 
     const infer::Generator model = generator(infer::Precision::f32, name);
     for (size_t p = 0; p < prompts.size(); ++p)
         CHECK(model.generate({prompts[p]}, options_of(json["cases"][0])).tokens[0] == want[p]);
+}
+
+TEST_CASE("one generator serves several threads at once, each call with its own cache", "[generation]") {
+    const std::string name = GENERATE(from_range(kModels));
+    REQUIRE_PREPARED_MODEL(name);
+    const auto json = references(name);
+    const auto prompts = json["prompts"].get<std::vector<std::vector<int64_t>>>();
+    const auto want = json["cases"][0]["tokens"].get<std::vector<std::vector<int64_t>>>();
+    const infer::Generator model = generator(infer::Precision::f32, name);
+    std::vector<std::vector<std::vector<int64_t>>> got(6);
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < got.size(); ++t)
+        threads.emplace_back([&, t] { got[t] = model.generate(prompts, options_of(json["cases"][0])).tokens; });
+    for (auto& thread : threads) thread.join();
+    for (const auto& tokens : got) CHECK(tokens == want);
 }
 
 TEST_CASE("sampling is reproducible by its seed, and top-k 1 is greedy", "[generation]") {
