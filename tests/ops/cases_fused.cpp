@@ -14,7 +14,11 @@ std::vector<Case> fused_cases() {
                                                  {{2, 3, 17}, 9, true, "Gelu"},
                                                  {{2, 3, 17}, 9, true, "Relu"},
                                                  {{5, 33}, 7, false, "Gelu"},
-                                                 {{1, 7, 64}, 130, true, "Gelu"}}) {
+                                                 {{1, 7, 64}, 130, true, "Gelu"},
+                                                 // Few rows by a weight past the caches: the CPU's
+                                                 // streamed paths (f32, and 16-bit weights).
+                                                 {{2, 3, 523}, 1030, true, "Gelu"},
+                                                 {{1, 523}, 1030, false, "Relu"}}) {
         const int64_t k = s.a[s.a.rank() - 1];
         std::vector<InputSpec> inputs{x("A", s.a), x("B", {k, s.n})};
         if (s.bias) inputs.push_back(x("Bias", {s.n}));

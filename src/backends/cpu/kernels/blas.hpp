@@ -18,6 +18,13 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
 void sgemm_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                   int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
+// C = A·B for at most kStreamRows rows of A (f32) and B [k, n] of f16 or bf16 bits, row-major,
+// B read once and widened a block at a time in cache: a decode step's product with 16-bit
+// weights reads half the bytes of f32 ones. Parallel over the pool by blocks of columns.
+inline constexpr int64_t kStreamRows = 8;
+void gemm_rows_16bit_weights(int64_t m, int64_t n, int64_t k, const float* a, const uint16_t* b, bool bfloat16,
+                             float* c);
+
 // Which BLAS this is and which kernels it picked for this CPU, e.g. "OpenBLAS 0.3.21 ...
 // (kernels: SkylakeX)": a generic kernel choice on a new CPU costs a large factor, so benchmarks
 // record it.

@@ -1,8 +1,10 @@
 // The fused family (core/ops/table_fused.cpp): FusedMatMul, AddLayerNormalization, Attention,
-// composed from the BLAS product and the normalization rows. f16/bf16 convert at the boundary.
+// composed from the BLAS product and the normalization rows. f16/bf16 convert at the boundary,
+// but for FusedMatMul's few-row products, which stream 16-bit weights (half_weight_product.hpp).
 #include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/broadcast.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
+#include "backends/cpu/kernels/half_weight_product.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/neural_normalization.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
@@ -16,6 +18,23 @@
 namespace infer::cpu {
 
 namespace {
+
+// The bias and activation of FusedMatMul, in one pass over the product's rows y [rows, n].
+void fused_matmul_epilogue(const KernelContext& ctx, const float* bias, float* y, int64_t rows, int64_t n) {
+    const std::string activation = ctx.attrs().get_string("activation", "");
+    const bool relu = activation == "Relu", gelu = activation == "Gelu";
+    parallel_for(rows, grain_for(n), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            float* row = y + r * n;
+            for (int64_t j = 0; j < n; ++j) {
+                float v = row[j] + (bias ? bias[j] : 0.0f);
+                if (relu) v = std::max(v, 0.0f);
+                if (gelu) v = 0.5f * v * (1.0f + std::erf(v * float(M_SQRT1_2)));
+                row[j] = v;
+            }
+        }
+    });
+}
 
 // activation(A·B + bias) with B a [K, N] weight: one product over every row of A, then the
 // bias and activation in one pass while the rows are still in cache.
@@ -32,20 +51,7 @@ void fused_matmul_kernel(KernelContext& ctx) {
         std::memset(y, 0, out.nbytes());
     else
         sgemm(false, false, rows, n, k, 1.0f, a.data<float>(), k, b.data<float>(), n, 0.0f, y, n);
-    const float* bias = ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr;
-    const std::string activation = ctx.attrs().get_string("activation", "");
-    const bool relu = activation == "Relu", gelu = activation == "Gelu";
-    parallel_for(rows, grain_for(n), [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-            float* row = y + r * n;
-            for (int64_t j = 0; j < n; ++j) {
-                float v = row[j] + (bias ? bias[j] : 0.0f);
-                if (relu) v = std::max(v, 0.0f);
-                if (gelu) v = 0.5f * v * (1.0f + std::erf(v * float(M_SQRT1_2)));
-                row[j] = v;
-            }
-        }
-    });
+    fused_matmul_epilogue(ctx, ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr, y, rows, n);
 }
 
 // Y = LayerNorm(X + Skip) over the last axis; Sum = X + Skip when asked for.
@@ -118,7 +124,8 @@ void attention_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_fused_kernels(KernelRegistry& r) {
-    add_floating(r, "FusedMatMul", fused_matmul_kernel);
+    r.add("FusedMatMul", DType::f32, fused_matmul_kernel);
+    add_16bit_weight_product(r, "FusedMatMul", fused_matmul_epilogue);
     add_floating(r, "AddLayerNormalization", add_layer_norm_kernel);
     add_floating(r, "Attention", attention_kernel);
 }

@@ -1,5 +1,6 @@
 // MatMul (NumPy semantics, broadcast batch dimensions) and Gemm, through blas.hpp.
 #include "backends/cpu/kernels/blas.hpp"
+#include "backends/cpu/kernels/half_weight_product.hpp"
 #include "backends/cpu/kernels/broadcast.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
@@ -99,7 +100,8 @@ void gemm_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_math_matmul_kernels(KernelRegistry& r) {
-    add_floating(r, "MatMul", matmul_kernel);
+    r.add("MatMul", DType::f32, matmul_kernel);
+    add_16bit_weight_product(r, "MatMul", nullptr);
     add_floating(r, "Gemm", gemm_kernel);
 }
 
