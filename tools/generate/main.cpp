@@ -1,11 +1,11 @@
-// generate: text generation with a GPT-2 checkpoint folder (config.json + model.safetensors).
+// generate: text generation with a GPT-2 or T5 checkpoint folder (config.json + model.safetensors).
 //   generate MODEL --prompt "Once upon a time" [--prompt ...] [--device cuda] [--precision f16]
 //            [--max-new-tokens N] [--beams K] [--sample --temperature T --top-k K --top-p P --seed S]
 //            [--repetition-penalty R] [--tokenizer PATH]
 //   generate MODEL --prompt-ids 464,2068,7586 ...            (ids, no tokenizer needed)
 //   generate MODEL --random-prompt 32 --batch 8 --bench 5 --json FILE   (speed, fixed lengths)
-// Text prompts need a GPT-2 tokenizer (tokenizer.json, or vocab.json + merges.txt) in the model
-// folder or at --tokenizer. With one prompt and greedy search or sampling the text is printed as
+// Text prompts need the model's tokenizer (tokenizer.json: GPT-2's byte-level BPE or T5's
+// unigram model; or GPT-2's vocab.json + merges.txt) in the model folder or at --tokenizer. With one prompt and greedy search or sampling the text is printed as
 // it is made. Then the prefill time and the decode speed: the prompt pass (with its first token)
 // and the tokens per second of every later step, summed over the batch.
 // --bench R: one warm-up call (plans, uploads, CUDA graph capture), then R timed calls, every
@@ -21,6 +21,7 @@
 #include <iostream>
 #include <random>
 #include <sstream>
+#include <variant>
 
 namespace fs = std::filesystem;
 
@@ -39,12 +40,28 @@ std::vector<int64_t> parse_ids(const std::string& text) {
     return ids;
 }
 
-std::optional<infer::BpeTokenizer> find_tokenizer(const fs::path& folder, const std::string& explicit_path) {
+// GPT-2's byte-level BPE or T5's unigram model, whichever the folder's tokenizer.json holds.
+struct Tokenizer {
+    std::variant<infer::BpeTokenizer, infer::UnigramTokenizer> model;
+    std::vector<int64_t> encode(const std::string& text) const {
+        return std::visit([&](const auto& t) { return t.encode(text); }, model);
+    }
+    std::string decode(const std::vector<int64_t>& ids, bool skip_special = false) const {
+        return std::visit([&](const auto& t) { return t.decode(ids, skip_special); }, model);
+    }
+};
+
+std::optional<Tokenizer> find_tokenizer(const fs::path& folder, const std::string& explicit_path) {
     const fs::path at = explicit_path.empty() ? folder : fs::path(explicit_path);
-    if (fs::exists(at / "tokenizer.json") || (fs::is_regular_file(at) && at.extension() == ".json"))
-        return infer::BpeTokenizer::from_tokenizer_json(at.string());
+    if (fs::exists(at / "tokenizer.json") || (fs::is_regular_file(at) && at.extension() == ".json")) {
+        try {
+            return Tokenizer{infer::BpeTokenizer::from_tokenizer_json(at.string())};
+        } catch (const infer::Unsupported&) {  // not BPE: T5's unigram model, or a clear error from it
+            return Tokenizer{infer::UnigramTokenizer::from_tokenizer_json(at.string())};
+        }
+    }
     if (fs::exists(at / "vocab.json") && fs::exists(at / "merges.txt"))
-        return infer::BpeTokenizer::from_vocab_merges((at / "vocab.json").string(), (at / "merges.txt").string());
+        return Tokenizer{infer::BpeTokenizer::from_vocab_merges((at / "vocab.json").string(), (at / "merges.txt").string())};
     if (!explicit_path.empty()) throw infer::InvalidArgument("--tokenizer: no tokenizer.json or vocab.json + merges.txt at " + at.string());
     return std::nullopt;
 }
@@ -133,7 +150,7 @@ int main(int argc, char** argv) {
         const bool stream = inputs.size() == 1 && options.num_beams == 1 && tokenizer;
         std::vector<int64_t> streamed;
         std::string printed;
-        if (stream) std::cout << tokenizer->decode(inputs[0]) << std::flush;
+        if (stream) std::cout << tokenizer->decode(inputs[0], true) << std::flush;
         const infer::Generation result = generator.generate(inputs, options, [&](size_t, int64_t token) {
             if (!stream) return;
             // Decode the whole continuation each time: a character may span two tokens.
@@ -148,7 +165,7 @@ int main(int argc, char** argv) {
         for (size_t i = 0; !stream && i < result.tokens.size(); ++i) {
             std::cout << "[" << i << "] ";
             if (tokenizer) {
-                std::cout << tokenizer->decode(inputs[i]) << tokenizer->decode(result.tokens[i], true) << "\n";
+                std::cout << tokenizer->decode(inputs[i], true) << " -> " << tokenizer->decode(result.tokens[i], true) << "\n";
             } else {
                 for (int64_t token : result.tokens[i]) std::cout << token << " ";
                 std::cout << "\n";
