@@ -16,7 +16,9 @@
 #   scripts/gpu-check.sh generation    build, make gpt2/t5-tiny-generation's references with the machine's
 #                                      transformers, the generation tests on cuda and cpu (and under
 #                                      memcheck), then GPT-2 small (random weights, made there)
-#                                      against generate(): bench/generation/compare.py, $INFER_GEN_POINTS
+#                                      and T5-small against generate(): bench/generation/compare.py at
+#                                      $INFER_GEN_POINTS for each of $INFER_GEN_MODELS (empty: none);
+#                                      INFER_GEN_TESTS=0 leaves the tests out
 #   scripts/gpu-check.sh bench         build infer-bench, then DistilBERT-base at sequence 128,
 #                                      batches 1-256, f32/f16, pinned/pageable, cpu and cuda, and
 #                                      the peers (ONNX Runtime, PyTorch): JSON and report in logs
@@ -126,11 +128,12 @@ if [[ $mode == models ]]; then
   timeout 300 build-gpu/bin/e2e_tests --models --device cuda "[models]" >"$logs/e2e-models-cuda.log" 2>&1 || status=1
   timeout 400 build-gpu/bin/e2e_tests --architectures --device cuda "[architectures]" \
     >>"$logs/e2e-models-cuda.log" 2>&1 || status=1
-  for precision in f32 f16 bf16; do
+  for precision in f32 f16 bf16; do  # into the log, then shown: a loop piped to tee loses its status
     echo "== embed --device cuda --precision $precision"
     build-gpu/bin/embed --device cuda --precision "$precision" "A man is eating food." \
       "A man is eating a piece of bread." "The girl is carrying a baby." || status=1
-  done 2>&1 | tee "$logs/embed-cuda.log"
+  done >"$logs/embed-cuda.log" 2>&1
+  cat "$logs/embed-cuda.log"
   grep -E "^e2e|FAILED|test cases|All tests passed" "$logs/e2e-models-cuda.log" | head -n 60
   echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
   exit $status
@@ -142,8 +145,44 @@ if [[ $mode == checkpoints ]]; then
     gpt2-small-checkpoint >"$logs/prepare.log" 2>&1 || status=1
   tail -n 4 "$logs/prepare.log"
   for device in cuda cpu; do
-    timeout 200 build-gpu/bin/e2e_tests --checkpoints --device "$device" "[checkpoints]" 2>&1 || status=1
-  done | tee "$logs/e2e-checkpoints.log" | grep -E "^e2e|FAILED|test cases|All tests passed"
+    timeout 200 build-gpu/bin/e2e_tests --checkpoints --device "$device" "[checkpoints]" >>"$logs/e2e-checkpoints.log" 2>&1 || status=1
+  done
+  grep -E "^e2e|FAILED|test cases|All tests passed" "$logs/e2e-checkpoints.log"
+  echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
+  exit $status
+fi
+if [[ $mode == generation ]]; then
+  echo "gpu-check: built in $((SECONDS - start)) s"
+  if [[ ${INFER_GEN_TESTS:-1} != 0 ]]; then
+  INFER_PYTHON=python3 timeout 300 scripts/models/prepare.sh gpt2-tiny-generation t5-tiny-generation \
+    >"$logs/prepare.log" 2>&1 || { tail -n 20 "$logs/prepare.log"; exit 1; }
+  # (Loops write to their log, shown after: a loop piped to tee runs in a subshell, losing status.)
+  for device in cuda cpu; do
+    timeout 300 build-gpu/bin/e2e_tests --checkpoints --device "$device" "[generation]" >>"$logs/e2e-generation.log" 2>&1 || status=1
+  done
+  grep -E "^e2e|FAILED|failed|test cases|All tests passed" "$logs/e2e-generation.log"
+  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  timeout 200 "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 99 build-gpu/bin/e2e_tests \
+    --checkpoints --device cuda "[generation]" "~one generator serves*" >"$logs/memcheck-generation.log" 2>&1 || status=1
+  grep -E "ERROR SUMMARY|test cases|All tests passed" "$logs/memcheck-generation.log"
+  fi
+  # The speed: GPT-2 small and T5-small (transformers' default configurations, random weights made
+  # here) against generate() on the same GPU and CPU cores.
+  if [[ -n ${INFER_GEN_MODELS-x} ]]; then python3 - /tmp/infer-generation-models <<'PY' >"$logs/make-models.log" 2>&1 || status=1
+import sys, torch, transformers
+torch.manual_seed(0)
+for name, model in (("gpt2-small", transformers.GPT2LMHeadModel(transformers.GPT2Config(pad_token_id=0))),
+                    ("t5-small", transformers.T5ForConditionalGeneration(transformers.T5Config(decoder_start_token_id=0, pad_token_id=0)))):
+    model.save_pretrained(f"{sys.argv[1]}/{name}")
+PY
+  fi
+  for model in ${INFER_GEN_MODELS-gpt2-small t5-small}; do
+    echo "== $model, prompt 32, 64 new tokens" >>"$logs/generation-speed.log"
+    timeout 400 python3 bench/generation/compare.py /tmp/infer-generation-models/$model --generate build-gpu/bin/generate \
+      --points "${INFER_GEN_POINTS:-cuda:f16:1,cuda:f16:32,cuda:f32:1,cpu:f32:1}" --prompt 32 --new 64 --runs 5 \
+      --profile --json "$logs/generation-$model.json" >>"$logs/generation-speed.log" 2>&1 || status=1
+  done
+  [[ -f "$logs/generation-speed.log" ]] && cat "$logs/generation-speed.log"
   echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
   exit $status
 fi
