@@ -41,6 +41,7 @@ public:
         register_elementwise_kernels(*this);
         register_cast_kernels(*this);
         register_reduce_kernels(*this);
+        register_arg_reduce_kernels(*this);
         register_softmax_kernels(*this);
         register_normalization_kernels(*this);
         register_data_movement_kernels(*this);

@@ -60,6 +60,7 @@ inline const std::vector<DType> kEveryType(std::begin(kAllDTypes), std::end(kAll
 void register_elementwise_kernels(KernelRegistrar& registrar);    // math_elementwise.cu
 void register_cast_kernels(KernelRegistrar& registrar);           // math_cast.cu
 void register_reduce_kernels(KernelRegistrar& registrar);         // math_reduce.cu
+void register_arg_reduce_kernels(KernelRegistrar& registrar);     // math_arg_reduce.cu
 void register_gemm_kernels(KernelRegistrar& registrar);           // math_gemm.cpp
 void register_data_movement_kernels(KernelRegistrar& registrar);  // indexing_movement.cu
 void register_generator_kernels(KernelRegistrar& registrar);      // indexing_generators.cu
