@@ -4,7 +4,7 @@ then again in the other order; the table gives each side's best of its two media
 infer/HF of decode tokens/s (> 1: infer is faster) and HF/infer of prefill time.
 
     python3 compare.py FOLDER --generate build/bin/generate --points cuda:f16:1,cuda:f16:32,cpu:f32:1
-    [--prompt 32 --new 64 --runs 5 --threads N --json out.json]
+    [--prompt 32 --new 64 --runs 5 --threads N --json out.json --profile]
 Each point a separate process for each side, so neither keeps the other's memory or threads."""
 import argparse
 import json
@@ -23,6 +23,8 @@ def run_infer(args, device, precision, batch):
                    "--json", out.name]
         if args.threads and device == "cpu":
             command += ["--threads", str(args.threads)]
+        if args.profile:
+            command += ["--profile"]
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
         return json.loads(pathlib.Path(out.name).read_text())
 
@@ -46,6 +48,7 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--json")
+    parser.add_argument("--profile", action="store_true", help="infer profiles one decode step per run; printed under each row")
     args = parser.parse_args()
 
     rows = []
@@ -68,6 +71,12 @@ def main():
         print(f"{device:8} {precision:5} {batch:>5} | {min(r['prefill_ms'] for r in ours):>16.2f} "
               f"{min(r['prefill_ms'] for r in theirs):>13.2f} | {a['decode_tokens_per_s']:>11.0f} "
               f"{b['decode_tokens_per_s']:>9.0f} {row['decode_ratio']:>8.2f}", flush=True)
+        if "step_profile" in a:
+            p = a["step_profile"]
+            ops = ", ".join(f"{op} {ms:.3f}" for op, ms in p["ops_ms"].items())
+            print(f"    infer's decode step, profiled: wall {p['wall_ms']:.3f} ms, device busy {p['device_busy_ms']:.3f} ms, "
+                  f"copies in {p['h2d_ms']:.3f} / out {p['d2h_ms']:.3f} ms, choosing tokens {p['choose_ms_per_step']:.3f} ms "
+                  f"(host); ops (ms): {ops}", flush=True)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
 

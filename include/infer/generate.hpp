@@ -4,8 +4,9 @@
 // the encoder, whose cross-attention keys and values every step then reads), then one token per
 // step, each step attending to a key/value
 // cache that lives on the session's device in buffers allocated once per call and updated in
-// place (no concatenation, no host round trip for the cache). Only the last position's logits
-// come back to the host, where the next token is chosen.
+// place (no concatenation, no host round trip for the cache). Greedy search chooses the next
+// tokens on the device (ArgMax in the step graph), so only their ids come back to the host; a
+// repetition penalty, sampling and beam search bring the last position's logits to the host.
 //
 //   auto generator = infer::Generator::from_folder("gpt2/", {.device = infer::Device::CUDA,
 //                                                            .precision = infer::Precision::f16});
@@ -47,6 +48,11 @@ struct GenerationOptions {
     // The stop tokens cannot be chosen before this many new tokens (generate()'s min_new_tokens;
     // = max_new_tokens makes every sequence full length, as benchmarks want).
     size_t min_new_tokens = 0;
+    // When set, one steady decode step (the second, or the last when there are fewer) runs
+    // profiled and its breakdown lands here: what a step's time goes to on its device. That
+    // step is timed mark by mark, not replayed from a captured graph, so it is slower than the
+    // others; time speed with this unset.
+    RunProfile* step_profile = nullptr;
 };
 
 struct GenerationStats {
@@ -55,6 +61,8 @@ struct GenerationStats {
     size_t steps = 0;           // decode steps after the prefill
     double prefill_ms = 0;      // the prompt pass, including its first token's choice
     double decode_ms = 0;       // every later step
+    double choose_ms = 0;       // of prefill_ms + decode_ms, the host's work on the logits: penalties,
+                                // choosing tokens, beam bookkeeping (the rest: the step runs)
     // New tokens per second over the decode steps, summed over the batch's sequences.
     double decode_tokens_per_s() const;
 };

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -142,6 +143,30 @@ TEST_CASE("sampling is reproducible by its seed, and top-k 1 is greedy", "[gener
     std::vector<std::vector<int64_t>> from_stream(prompts.size());
     for (const auto& [sequence, token] : streamed) from_stream.at(sequence).push_back(token);
     CHECK(from_stream == sampled.tokens);
+}
+
+TEST_CASE("min_new_tokens keeps the stop tokens out until then, chosen on the device as on the host", "[generation]") {
+    const std::string name = GENERATE(from_range(kModels));
+    REQUIRE_PREPARED_MODEL(name);
+    const auto prompts = references(name)["prompts"].get<std::vector<std::vector<int64_t>>>();
+    const infer::Generator model = generator(infer::Precision::f32, name);
+    infer::GenerationOptions options;
+    options.max_new_tokens = 12;
+    // Stop at the tokens greedy search picks third: without min_new_tokens each sequence ends there.
+    const auto free = model.generate(prompts, options).tokens;
+    for (const auto& tokens : free) options.stop_tokens.push_back(tokens.at(2));
+    for (const auto& tokens : model.generate(prompts, options).tokens) CHECK(tokens.size() <= 3);
+    options.min_new_tokens = 8;
+    const auto held = model.generate(prompts, options).tokens;  // greedy: ArgMax with a logit bias on the device
+    for (const auto& tokens : held) {
+        REQUIRE(tokens.size() >= 8);
+        for (size_t i = 0; i < 8; ++i)
+            CHECK(std::find(options.stop_tokens.begin(), options.stop_tokens.end(), tokens[i]) == options.stop_tokens.end());
+    }
+    // The host's choice (sampling restricted to the top token) forbids the same tokens.
+    options.do_sample = true;
+    options.top_k = 1;
+    CHECK(model.generate(prompts, options).tokens == held);
 }
 
 TEST_CASE("bad generation requests are InvalidArgument and the generator stays usable", "[generation]") {

@@ -11,6 +11,9 @@
 // --bench R: one warm-up call (plans, uploads, CUDA graph capture), then R timed calls, every
 // sequence made exactly --max-new-tokens long (the end-of-text token is not allowed earlier);
 // medians printed and, with --json, written as {"prefill_ms", "decode_tokens_per_s", ...}.
+// --profile (with --bench): one more call whose second decode step runs profiled: its wall
+// time, the device's busy time, the copies and the ops that took the time, and the host's share
+// of a step spent choosing tokens, printed and written to the JSON as "step_profile".
 #include <infer/infer.hpp>
 
 #include <CLI/CLI.hpp>
@@ -19,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <variant>
@@ -66,6 +70,29 @@ std::optional<Tokenizer> find_tokenizer(const fs::path& folder, const std::strin
     return std::nullopt;
 }
 
+// The profiled step as one JSON object, and a line for people: wall, device busy, copies, and
+// the ops that took the most device time (summed over the step's nodes of each op).
+std::string describe_step(const infer::RunProfile& p, double choose_ms_per_step, std::string& json) {
+    std::map<std::string, double> by_op;
+    for (const infer::StepTiming& step : p.steps) by_op[step.op] += step.ms;
+    std::vector<std::pair<std::string, double>> ops(by_op.begin(), by_op.end());
+    std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    if (ops.size() > 8) ops.resize(8);
+    std::ostringstream line, object;
+    line << "decode step profiled: wall " << p.wall_ms << " ms, device busy " << p.accelerator_busy_ms << " ms, host to device "
+         << p.h2d_ms << " ms, device to host " << p.d2h_ms << " ms; choosing tokens " << choose_ms_per_step
+         << " ms a step (host); ops (ms):";
+    object << "{\"wall_ms\": " << p.wall_ms << ", \"device_busy_ms\": " << p.accelerator_busy_ms << ", \"h2d_ms\": " << p.h2d_ms
+           << ", \"d2h_ms\": " << p.d2h_ms << ", \"choose_ms_per_step\": " << choose_ms_per_step << ", \"ops_ms\": {";
+    for (size_t i = 0; i < ops.size(); ++i) {
+        line << " " << ops[i].first << " " << ops[i].second;
+        object << (i ? ", " : "") << "\"" << ops[i].first << "\": " << ops[i].second;
+    }
+    object << "}}";
+    json = object.str();
+    return line.str();
+}
+
 double median(std::vector<double> values) {
     std::sort(values.begin(), values.end());
     const size_t n = values.size();
@@ -100,6 +127,8 @@ int main(int argc, char** argv) {
     app.add_option("--repetition-penalty", options.repetition_penalty);
     app.add_option("--bench", bench, "timed calls after a warm-up, every sequence full length");
     app.add_option("--json", json_path, "write the medians of --bench as JSON");
+    bool profile = false;
+    app.add_flag("--profile", profile, "with --bench: profile one decode step (device time per op, copies, host share)");
     CLI11_PARSE(app, argc, argv);
 
     try {
@@ -138,12 +167,22 @@ int main(int argc, char** argv) {
             std::cout << "generate: " << device << " " << precision << ", batch " << inputs.size() << ", prompt "
                       << inputs[0].size() << ", " << options.max_new_tokens << " new tokens: prefill " << median(prefill)
                       << " ms, decode " << median(decode) << " tokens/s (medians of " << bench << ")\n";
+            std::string step_json;
+            if (profile) {
+                infer::RunProfile step;
+                infer::GenerationOptions profiled = options;
+                profiled.step_profile = &step;
+                const infer::GenerationStats stats = generator.generate(inputs, profiled).stats;
+                const double steps = static_cast<double>(stats.steps + 1);
+                std::cout << "generate: " << describe_step(step, stats.choose_ms / steps, step_json) << "\n";
+            }
             if (!json_path.empty())
                 std::ofstream(json_path) << "{\"device\": \"" << device << "\", \"precision\": \"" << precision
                                          << "\", \"batch\": " << inputs.size() << ", \"prompt_tokens\": " << inputs[0].size()
                                          << ", \"new_tokens\": " << options.max_new_tokens << ", \"prefill_ms\": "
                                          << median(prefill) << ", \"decode_tokens_per_s\": " << median(decode)
-                                         << ", \"runs\": " << bench << "}\n";
+                                         << ", \"runs\": " << bench
+                                         << (step_json.empty() ? "" : ", \"step_profile\": " + step_json) << "}\n";
             return 0;
         }
 

@@ -5,7 +5,8 @@
 // plans, and the attention's tiles are whole), zeroed so that empty slots hold no NaN the masked
 // attention could multiply by zero. Every run binds each cache as both the step's past input and
 // its present output: TensorScatter then writes the step's rows into it in place. The small
-// inputs (ids, positions, mask, write index) go in from the host each step; the decode plan's
+// inputs (ids, positions, mask, write index) go in from the host each step, and the chosen ids
+// come back (the logits stay on the device unless the host needs them); the decode plan's
 // addresses stay the same from step to step, so on CUDA it is captured once and replayed.
 #include <infer/generate.hpp>
 
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <random>
 
 namespace infer {
@@ -49,10 +51,18 @@ DType cache_type_for(Precision precision) {
 
 Tensor i64_tensor(std::vector<int64_t> values, Shape shape) { return Tensor::from_vector(values, shape); }
 
+Tensor on_device(const Tensor& host, Device device) {
+    if (device.is_cpu()) return host;
+    Tensor copy = Tensor::empty(host.dtype(), host.shape(), device);
+    copy.copy_from(host);
+    return copy;
+}
+
 // The caches of one call and the step runs over them.
 class CachedDecoder {
 public:
-    CachedDecoder(const detail::DecoderStepGraph& model, const Session& session, size_t rows, int64_t capacity)
+    CachedDecoder(const detail::DecoderStepGraph& model, const Session& session, size_t rows, int64_t capacity,
+                  const std::vector<int64_t>& stops)
         : model_(model), session_(session), rows_(rows), capacity_(capacity), mask_(rows * static_cast<size_t>(capacity), 0) {
         const Device device = session.options().device;
         const Shape shape{static_cast<int64_t>(rows), capacity, model.width};
@@ -63,8 +73,19 @@ public:
             cache.copy_from(zeros);
             caches_.push_back(cache);
         }
+        // The logits stay on the device, copied to the host only when the host chooses; the next
+        // tokens the step chose on the device come back through pinned memory.
         const Shape logits_shape{static_cast<int64_t>(rows), model.vocabulary};
-        logits_ = device.is_cpu() ? Tensor::empty(DType::f32, logits_shape) : Tensor::empty_pinned(DType::f32, logits_shape, device);
+        logits_ = Tensor::empty(DType::f32, logits_shape, device);
+        logits_on_host_ = device.is_cpu() ? logits_ : Tensor::empty_pinned(DType::f32, logits_shape, device);
+        const Shape next_shape{static_cast<int64_t>(rows)};
+        next_tokens_ = device.is_cpu() ? Tensor::empty(DType::i64, next_shape) : Tensor::empty_pinned(DType::i64, next_shape, device);
+        // The two logit biases: nothing forbidden, and the stop tokens forbidden (before min_new_tokens).
+        std::vector<float> bias(static_cast<size_t>(model.vocabulary), 0.0f);
+        allowed_ = on_device(Tensor::from_vector(bias, Shape{model.vocabulary}), device);
+        for (int64_t token : stops)
+            if (token >= 0 && token < model.vocabulary) bias[static_cast<size_t>(token)] = -std::numeric_limits<float>::infinity();
+        stops_forbidden_ = on_device(Tensor::from_vector(bias, Shape{model.vocabulary}), device);
     }
 
     size_t rows() const { return rows_; }
@@ -75,8 +96,11 @@ public:
     void set_constant_input(const std::string& name, const Tensor& value) { constants_.set(name, value); }
 
     // Runs `tokens` [rows, T] at cache slots slot..slot+T-1 and positions `positions` [rows, T];
-    // the last token's logits of every row, [rows, vocabulary] on the host.
-    const float* run(const std::vector<int64_t>& tokens, const std::vector<int64_t>& positions, int64_t slot) {
+    // then next_tokens() holds each row's most likely token (a stop token only when
+    // `stops_allowed`) and logits() each row's last-token logits. With `profile`, the step runs
+    // profiled (Session::run's breakdown).
+    void run(const std::vector<int64_t>& tokens, const std::vector<int64_t>& positions, int64_t slot, bool stops_allowed,
+             RunProfile* profile = nullptr) {
         const auto rows = static_cast<int64_t>(rows_);
         const int64_t length = static_cast<int64_t>(tokens.size()) / rows;
         Batch inputs = constants_;
@@ -84,13 +108,26 @@ public:
         if (!model_.encoder_decoder) inputs.set("position_ids", i64_tensor(positions, {rows, length}));
         inputs.set("attention_mask", i64_tensor(mask_, {rows, capacity_}));
         inputs.set("write_indices", i64_tensor(std::vector<int64_t>(rows_, slot), {rows}));
-        Batch outputs{{"logits", logits_}};
+        inputs.set("logit_bias", stops_allowed ? allowed_ : stops_forbidden_);
+        Batch outputs{{"logits", logits_}, {"next_token", next_tokens_}};
         for (size_t i = 0; i < caches_.size(); ++i) {
             inputs.set("past_" + model_.caches[i], caches_[i]);
             outputs.set("present_" + model_.caches[i], caches_[i]);
         }
-        session_.run(inputs, outputs);
-        return logits_.data<float>();
+        if (profile) {
+            session_.run(inputs, outputs, *profile);
+        } else {
+            session_.run(inputs, outputs);
+        }
+        logits_fetched_ = logits_on_host_.raw_data() == logits_.raw_data();
+    }
+
+    const int64_t* next_tokens() const { return next_tokens_.data<int64_t>(); }
+    // The last step's logits on the host, [rows, vocabulary] (copied from the device on first use).
+    float* logits() {
+        if (!logits_fetched_) logits_on_host_.copy_from(logits_);
+        logits_fetched_ = true;
+        return logits_on_host_.data<float>();
     }
 
     // Row r of every cache (and of the mask) becomes what row sources[r] was: beam search
@@ -122,7 +159,9 @@ private:
     int64_t capacity_;
     std::vector<int64_t> mask_;  // [rows, capacity]
     std::vector<Tensor> caches_;
-    Tensor logits_;
+    Tensor logits_, logits_on_host_, next_tokens_;
+    bool logits_fetched_ = false;
+    Tensor allowed_, stops_forbidden_;
     Batch constants_;
 };
 
@@ -194,7 +233,7 @@ Generation Generator::generate(const std::vector<std::vector<int64_t>>& prompts,
     const int64_t first_step = model.encoder_decoder ? 1 : prompt_length;
     const int64_t needed = first_step + static_cast<int64_t>(options.max_new_tokens);
     const int64_t capacity = std::min(model.max_positions, (needed + kCacheGranule - 1) / kCacheGranule * kCacheGranule);
-    CachedDecoder decoder(model, impl_->session, rows, capacity);
+    CachedDecoder decoder(model, impl_->session, rows, capacity, stops);
     const auto vocabulary = static_cast<size_t>(model.vocabulary);
 
     auto started = Clock::now();
@@ -247,13 +286,18 @@ Generation Generator::generate(const std::vector<std::vector<int64_t>>& prompts,
     std::optional<detail::BeamSearch> beam_search;
     if (beams > 1) beam_search.emplace(prompts.size(), beams, vocabulary, options.max_new_tokens, options.length_penalty, stops);
 
+    // The step profiled when asked: the second decode step (generated == 2), a steady one.
+    const size_t profiled = std::min<size_t>(2, options.max_new_tokens - 1);
     int64_t slot = 0;
     for (size_t generated = 0; generated < options.max_new_tokens; ++generated) {
-        float* logits = const_cast<float*>(decoder.run(tokens, positions, slot));
+        RunProfile* profile = generated == profiled && generated > 0 ? options.step_profile : nullptr;
+        decoder.run(tokens, positions, slot, generated >= options.min_new_tokens, profile);
+        const auto choosing = Clock::now();
         slot += static_cast<int64_t>(tokens.size() / rows);
         std::vector<int64_t> chosen(rows, padding);
         bool more = true;
         if (beam_search) {
+            float* logits = decoder.logits();
             for (size_t row = 0; row < rows; ++row) {
                 float* row_logits = logits + row * vocabulary;
                 detail::log_softmax(row_logits, vocabulary);
@@ -268,19 +312,27 @@ Generation Generator::generate(const std::vector<std::vector<int64_t>>& prompts,
             chosen = beam_search->next_tokens();
         } else {
             more = false;
+            // Plain greedy search takes the device's choice; a penalty or sampling needs the logits.
+            const bool on_device = !options.do_sample && options.repetition_penalty == 1.0f;
+            float* logits = on_device ? nullptr : decoder.logits();
             for (size_t row = 0; row < rows; ++row) {
                 if (finished[row]) continue;  // a finished sequence gets padding, as in generate()
-                float* row_logits = logits + row * vocabulary;
-                detail::apply_repetition_penalty(row_logits, vocabulary, seen[row], options.repetition_penalty);
-                if (generated < options.min_new_tokens) detail::forbid(row_logits, vocabulary, stops);
-                chosen[row] = options.do_sample ? detail::sample(row_logits, vocabulary, options, random)
-                                                : detail::most_likely(row_logits, vocabulary);
+                if (on_device) {
+                    chosen[row] = decoder.next_tokens()[row];
+                } else {
+                    float* row_logits = logits + row * vocabulary;
+                    detail::apply_repetition_penalty(row_logits, vocabulary, seen[row], options.repetition_penalty);
+                    if (generated < options.min_new_tokens) detail::forbid(row_logits, vocabulary, stops);
+                    chosen[row] = options.do_sample ? detail::sample(row_logits, vocabulary, options, random)
+                                                    : detail::most_likely(row_logits, vocabulary);
+                }
                 result.tokens[row].push_back(chosen[row]);
                 if (on_token) on_token(row, chosen[row]);
                 finished[row] = std::find(stops.begin(), stops.end(), chosen[row]) != stops.end();
                 more = more || !finished[row];
             }
         }
+        result.stats.choose_ms += ms_since(choosing);
         if (generated == 0) {
             result.stats.prefill_ms = ms_since(started);
             started = Clock::now();

@@ -122,12 +122,7 @@ DecoderStepGraph build_gpt2_decoder_step(const std::filesystem::path& folder, DT
     // The step's keys or values written into the layer's cache [batch, L, hidden], which the
     // attention then reads whole (the bias hides the empty and padded slots).
     const auto cached = [&](Value update, const std::string& name) {
-        const Value past = b.input("past_" + name, cache_type, {kDynamic, kDynamic, s.hidden});
-        const Value present = b.op1("TensorScatter", {past, cache_type == DType::f32 ? update : b.cast(update, cache_type), write_indices},
-                                    {{"axis", int64_t{1}}});
-        b.output("present_" + name, present);
-        step.caches.push_back(name);
-        return cache_type == DType::f32 ? present : b.cast(present, DType::f32);
+        return cached_step_values(b, step, update, name, write_indices, s.hidden);
     };
     for (int64_t i = 0; i < s.layers; ++i)
         x = layer(blocks, x, i, s, [&](Value q, Value k, Value v) {
@@ -136,7 +131,7 @@ DecoderStepGraph build_gpt2_decoder_step(const std::filesystem::path& folder, DT
         });
     // Only the last position's logits are needed to choose the next token.
     const Value last = b.op1("Gather", {x, b.constant(Tensor::from_vector(std::vector<int64_t>{-1}, Shape{}))}, {{"axis", int64_t{1}}});
-    b.output("logits", language_model_head(b, checkpoint, blocks.layer_norm(last, "ln_f", s.hidden, s.epsilon), s));
+    add_step_outputs(b, language_model_head(b, checkpoint, blocks.layer_norm(last, "ln_f", s.hidden, s.epsilon), s));
 
     const auto token = [&](const char* key) { return checkpoint.config().value(key, nlohmann::json()).is_number_integer()
                                                           ? checkpoint.config()[key].get<int64_t>() : int64_t{-1}; };

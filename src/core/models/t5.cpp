@@ -219,12 +219,7 @@ EncoderDecoderGraphs build_t5_for_generation(const std::filesystem::path& folder
         const Value cross_bias = t5.blocks_.padding_bias(encoder_mask);
 
         const auto cached = [&](Value update, const std::string& name) {
-            const Value past = b.input("past_" + name, cache_type, {kDynamic, kDynamic, s.inner});
-            const Value present = b.op1("TensorScatter", {past, cache_type == DType::f32 ? update : b.cast(update, cache_type), write_indices},
-                                        {{"axis", int64_t{1}}});
-            b.output("present_" + name, present);
-            step.caches.push_back(name);
-            return cache_type == DType::f32 ? present : b.cast(present, DType::f32);
+            return cached_step_values(b, step, update, name, write_indices, s.inner);
         };
         for (int64_t i = 0; i < s.decoder_layers; ++i) {
             const std::string index = std::to_string(i);
@@ -251,7 +246,7 @@ EncoderDecoderGraphs build_t5_for_generation(const std::filesystem::path& folder
         } else {
             logits = t5.linear(hidden, "lm_head", s.model, s.vocabulary);
         }
-        b.output("logits", logits);
+        add_step_outputs(b, logits);
         step.graph = b.build();
     }
 
