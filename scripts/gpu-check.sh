@@ -74,7 +74,7 @@ targets=(cuda_transfer_tests cuda_device_tests cuda_graph_tests cuda_encoder_tes
 [[ $mode == conformance ]] && targets=(infer-run onnx_conformance)
 [[ $mode == models ]] && targets=(e2e_tests embed)
 [[ $mode == checkpoints ]] && targets=(e2e_tests)
-[[ $mode == generation ]] && targets=(e2e_tests generate)
+[[ $mode == generation ]] && targets=(e2e_tests infer-bench)
 [[ $mode == bench || $mode == cpu || $mode == compare ]] && targets=(infer-bench)
 [[ $mode == serve ]] && targets=(infer-serve infer-load)
 start=$SECONDS
@@ -178,9 +178,9 @@ PY
   fi
   for model in ${INFER_GEN_MODELS-gpt2-small t5-small}; do
     echo "== $model, prompt 32, 64 new tokens" >>"$logs/generation-speed.log"
-    timeout 400 python3 bench/generation/compare.py /tmp/infer-generation-models/$model --generate build-gpu/bin/generate \
+    timeout 400 python3 bench/generation/compare.py /tmp/infer-generation-models/$model --infer-bench build-gpu/bin/infer-bench \
       --points "${INFER_GEN_POINTS:-cuda:f16:1,cuda:f16:32,cuda:f32:1,cpu:f32:1}" --prompt 32 --new 64 --runs 5 \
-      --profile --json "$logs/generation-$model.json" >>"$logs/generation-speed.log" 2>&1 || status=1
+      --json "$logs/generation-$model.json" >>"$logs/generation-speed.log" 2>&1 || status=1
   done
   [[ -f "$logs/generation-speed.log" ]] && cat "$logs/generation-speed.log"
   echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"

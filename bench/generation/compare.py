@@ -1,10 +1,11 @@
 """infer's Generator against Hugging Face generate(), alternating point by point in one run on
-one machine: for each (device, precision, batch), infer's `generate --bench` and hf_generate.py,
+one machine: for each (device, precision, batch), `infer-bench --generate` and hf_generate.py,
 then again in the other order; the table gives each side's best of its two medians and the ratio
 infer/HF of decode tokens/s (> 1: infer is faster) and HF/infer of prefill time.
 
-    python3 compare.py FOLDER --generate build/bin/generate --points cuda:f16:1,cuda:f16:32,cpu:f32:1
-    [--prompt 32 --new 64 --runs 5 --threads N --json out.json --profile]
+    python3 compare.py FOLDER --infer-bench build/bin/infer-bench --points cuda:f16:1,cuda:f16:32,cpu:f32:1
+    [--prompt 32 --new 64 --runs 5 --threads N --json out.json]
+Under each row, infer's profiled decode step (device busy time, copies, ops, the host's share).
 Each point a separate process for each side, so neither keeps the other's memory or threads."""
 import argparse
 import json
@@ -18,15 +19,16 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 def run_infer(args, device, precision, batch):
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        command = [args.generate, args.folder, "--device", device, "--precision", precision, "--random-prompt",
-                   str(args.prompt), "--batch", str(batch), "--max-new-tokens", str(args.new), "--bench", str(args.runs),
-                   "--json", out.name]
+        command = [args.infer_bench, args.folder, "--generate", "--devices", device, "--precision", precision,
+                   "--cpu-precision", precision, "--batch", str(batch), "--prompt", str(args.prompt),
+                   "--new-tokens", str(args.new), "--runs", str(args.runs), "--json", out.name]
         if args.threads and device == "cpu":
             command += ["--threads", str(args.threads)]
-        if args.profile:
-            command += ["--profile"]
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-        return json.loads(pathlib.Path(out.name).read_text())
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        measurements = json.loads(pathlib.Path(out.name).read_text())["measurements"]
+        if not measurements:
+            raise SystemExit(f"infer-bench measured nothing at {device} {precision} batch {batch}")
+        return measurements[0]
 
 
 def run_hf(args, device, precision, batch):
@@ -41,14 +43,13 @@ def run_hf(args, device, precision, batch):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("folder")
-    parser.add_argument("--generate", default="build/bin/generate")
+    parser.add_argument("--infer-bench", default="build/bin/infer-bench")
     parser.add_argument("--points", default="cuda:f16:1,cuda:f16:32")
     parser.add_argument("--prompt", type=int, default=32)
     parser.add_argument("--new", type=int, default=64)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--json")
-    parser.add_argument("--profile", action="store_true", help="infer profiles one decode step per run; printed under each row")
     args = parser.parse_args()
 
     rows = []
@@ -73,7 +74,7 @@ def main():
               f"{b['decode_tokens_per_s']:>9.0f} {row['decode_ratio']:>8.2f}", flush=True)
         if "step_profile" in a:
             p = a["step_profile"]
-            ops = ", ".join(f"{op} {ms:.3f}" for op, ms in p["ops_ms"].items())
+            ops = ", ".join(f"{o['op']} {o['ms']:.3f}" for o in p["top_ops_ms"])
             print(f"    infer's decode step, profiled: wall {p['wall_ms']:.3f} ms, device busy {p['device_busy_ms']:.3f} ms, "
                   f"copies in {p['h2d_ms']:.3f} / out {p['d2h_ms']:.3f} ms, choosing tokens {p['choose_ms_per_step']:.3f} ms "
                   f"(host); ops (ms): {ops}", flush=True)

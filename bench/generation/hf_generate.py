@@ -1,4 +1,4 @@
-"""Hugging Face generate() timed the way infer's `generate --bench` is: the same checkpoint
+"""Hugging Face generate() timed the way `infer-bench --generate` times infer: the same checkpoint
 folder (GPT-2 or T5), device and precision (the model .half()/.to(bfloat16) for f16/bf16, as a PyTorch user
 would), a batch of random prompts, every sequence exactly NEW tokens long (min_new_tokens), greedy
 search with the cache. Prefill is generate(max_new_tokens=1); decode tokens/s is

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # infer-bench end to end on the prepared MiniLM: a short sweep on the devices present, its JSON
 # checked for the documented keys and for sane statistics, the memory estimate, re-rendering
-# from JSON, and clear errors for a missing model or device. Skipped (77) without the model.
+# from JSON, and clear errors for a missing model or device; then --generate on the prepared
+# gpt2-tiny-generation when it is there. Skipped (77) without MiniLM.
 #   bench_cli_check.sh INFER_BENCH MODEL_CACHE WORK_DIR
 set -uo pipefail
 bench=$1 cache=$2 work=$3
@@ -65,4 +66,25 @@ cmp -s "$work/report.html" "$work/again.html" || fail "re-rendered report differ
 [[ $? -eq 2 ]] && grep -q "no model 'no-such-model'" "$work/err.txt" || fail "missing model error"
 "$bench" --devices tpu >"$work/err.txt" 2>&1
 [[ $? -eq 2 ]] && grep -q "tpu" "$work/err.txt" || fail "unknown device error"
+if [[ -f "$cache/gpt2-tiny-generation/config.json" ]]; then
+  "$bench" "$cache/gpt2-tiny-generation" --generate --batch 1,3 --prompt 5 --new-tokens 6 --runs 2 \
+    --json "$work/generation.json" >"$work/generation.txt" 2>&1 || { cat "$work/generation.txt"; fail "--generate"; }
+  cat "$work/generation.txt"
+  python3 - "$work/generation.json" <<'PY' || fail "generation JSON check"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["schema"] == "infer-bench-generation/1"
+cpu = [m for m in doc["measurements"] if m["device"] == "cpu"]
+assert [m["batch"] for m in cpu] == [1, 3], cpu
+for m in doc["measurements"]:
+    assert m["prompt_tokens"] == 5 and m["new_tokens"] == 6 and len(m["decode_tokens_per_s_runs"]) == 2
+    assert m["prefill_ms"] > 0 and m["decode_tokens_per_s"] > 0
+    step = m["step_profile"]
+    assert step["wall_ms"] > 0 and step["top_ops_ms"], step
+    assert any(o["op"] == "ArgMax" for o in step["top_ops_ms"]) or len(step["top_ops_ms"]) == 8
+print("generation json ok:", len(doc["measurements"]), "measurements")
+PY
+  "$bench" "$cache/all-MiniLM-L6-v2" --generate >"$work/err.txt" 2>&1
+  [[ $? -eq 2 ]] && grep -q "needs a Hugging Face folder" "$work/err.txt" || fail "--generate on an ONNX model"
+fi
 echo "infer-bench checks passed"

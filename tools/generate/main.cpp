@@ -3,26 +3,18 @@
 //            [--max-new-tokens N] [--beams K] [--sample --temperature T --top-k K --top-p P --seed S]
 //            [--repetition-penalty R] [--tokenizer PATH]
 //   generate MODEL --prompt-ids 464,2068,7586 ...            (ids, no tokenizer needed)
-//   generate MODEL --random-prompt 32 --batch 8 --bench 5 --json FILE   (speed, fixed lengths)
+//   generate MODEL --random-prompt 32 --batch 8             (random ids, for a quick look at speed)
 // Text prompts need the model's tokenizer (tokenizer.json: GPT-2's byte-level BPE or T5's
 // unigram model; or GPT-2's vocab.json + merges.txt) in the model folder or at --tokenizer. With one prompt and greedy search or sampling the text is printed as
 // it is made. Then the prefill time and the decode speed: the prompt pass (with its first token)
 // and the tokens per second of every later step, summed over the batch.
-// --bench R: one warm-up call (plans, uploads, CUDA graph capture), then R timed calls, every
-// sequence made exactly --max-new-tokens long (the end-of-text token is not allowed earlier);
-// medians printed and, with --json, written as {"prefill_ms", "decode_tokens_per_s", ...}.
-// --profile (with --bench): one more call whose second decode step runs profiled: its wall
-// time, the device's busy time, the copies and the ops that took the time, and the host's share
-// of a step spent choosing tokens, printed and written to the JSON as "step_profile".
+// Speed measured properly (warm-up, medians, fixed lengths, a profiled step): infer-bench --generate.
 #include <infer/infer.hpp>
 
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <map>
 #include <random>
 #include <sstream>
 #include <variant>
@@ -70,42 +62,13 @@ std::optional<Tokenizer> find_tokenizer(const fs::path& folder, const std::strin
     return std::nullopt;
 }
 
-// The profiled step as one JSON object, and a line for people: wall, device busy, copies, and
-// the ops that took the most device time (summed over the step's nodes of each op).
-std::string describe_step(const infer::RunProfile& p, double choose_ms_per_step, std::string& json) {
-    std::map<std::string, double> by_op;
-    for (const infer::StepTiming& step : p.steps) by_op[step.op] += step.ms;
-    std::vector<std::pair<std::string, double>> ops(by_op.begin(), by_op.end());
-    std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    if (ops.size() > 8) ops.resize(8);
-    std::ostringstream line, object;
-    line << "decode step profiled: wall " << p.wall_ms << " ms, device busy " << p.accelerator_busy_ms << " ms, host to device "
-         << p.h2d_ms << " ms, device to host " << p.d2h_ms << " ms; choosing tokens " << choose_ms_per_step
-         << " ms a step (host); ops (ms):";
-    object << "{\"wall_ms\": " << p.wall_ms << ", \"device_busy_ms\": " << p.accelerator_busy_ms << ", \"h2d_ms\": " << p.h2d_ms
-           << ", \"d2h_ms\": " << p.d2h_ms << ", \"choose_ms_per_step\": " << choose_ms_per_step << ", \"ops_ms\": {";
-    for (size_t i = 0; i < ops.size(); ++i) {
-        line << " " << ops[i].first << " " << ops[i].second;
-        object << (i ? ", " : "") << "\"" << ops[i].first << "\": " << ops[i].second;
-    }
-    object << "}}";
-    json = object.str();
-    return line.str();
-}
-
-double median(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    const size_t n = values.size();
-    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"generate: text generation with a key/value cache (GPT-2 checkpoints)"};
-    std::string model, device = "cpu", precision = "f32", tokenizer_path, json_path;
+    std::string model, device = "cpu", precision = "f32", tokenizer_path;
     std::vector<std::string> prompts, prompt_ids;
-    size_t batch = 1, random_prompt = 0, bench = 0;
+    size_t batch = 1, random_prompt = 0;
     int threads = 0;
     infer::GenerationOptions options;
     app.add_option("model", model, "Hugging Face folder of a GPT2LMHeadModel")->required();
@@ -125,10 +88,6 @@ int main(int argc, char** argv) {
     app.add_option("--top-p", options.top_p);
     app.add_option("--seed", options.seed);
     app.add_option("--repetition-penalty", options.repetition_penalty);
-    app.add_option("--bench", bench, "timed calls after a warm-up, every sequence full length");
-    app.add_option("--json", json_path, "write the medians of --bench as JSON");
-    bool profile = false;
-    app.add_flag("--profile", profile, "with --bench: profile one decode step (device time per op, copies, host share)");
     CLI11_PARSE(app, argc, argv);
 
     try {
@@ -154,37 +113,6 @@ int main(int argc, char** argv) {
         }
         if (inputs.empty()) throw infer::InvalidArgument("give --prompt, --prompt-ids or --random-prompt");
         for (size_t i = inputs.size(); i < batch; ++i) inputs.push_back(inputs[i % inputs.size()]);
-
-        if (bench > 0) {
-            options.min_new_tokens = options.max_new_tokens;
-            generator.generate(inputs, options);  // warm-up
-            std::vector<double> prefill, decode;
-            for (size_t r = 0; r < bench; ++r) {
-                const infer::GenerationStats stats = generator.generate(inputs, options).stats;
-                prefill.push_back(stats.prefill_ms);
-                decode.push_back(stats.decode_tokens_per_s());
-            }
-            std::cout << "generate: " << device << " " << precision << ", batch " << inputs.size() << ", prompt "
-                      << inputs[0].size() << ", " << options.max_new_tokens << " new tokens: prefill " << median(prefill)
-                      << " ms, decode " << median(decode) << " tokens/s (medians of " << bench << ")\n";
-            std::string step_json;
-            if (profile) {
-                infer::RunProfile step;
-                infer::GenerationOptions profiled = options;
-                profiled.step_profile = &step;
-                const infer::GenerationStats stats = generator.generate(inputs, profiled).stats;
-                const double steps = static_cast<double>(stats.steps + 1);
-                std::cout << "generate: " << describe_step(step, stats.choose_ms / steps, step_json) << "\n";
-            }
-            if (!json_path.empty())
-                std::ofstream(json_path) << "{\"device\": \"" << device << "\", \"precision\": \"" << precision
-                                         << "\", \"batch\": " << inputs.size() << ", \"prompt_tokens\": " << inputs[0].size()
-                                         << ", \"new_tokens\": " << options.max_new_tokens << ", \"prefill_ms\": "
-                                         << median(prefill) << ", \"decode_tokens_per_s\": " << median(decode)
-                                         << ", \"runs\": " << bench
-                                         << (step_json.empty() ? "" : ", \"step_profile\": " + step_json) << "}\n";
-            return 0;
-        }
 
         const bool stream = inputs.size() == 1 && options.num_beams == 1 && tokenizer;
         std::vector<int64_t> streamed;

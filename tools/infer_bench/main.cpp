@@ -1,7 +1,10 @@
 // infer-bench: is the CPU or the GPU faster for this model at this batch size, by how much,
 // and why? Measures every device × precision × host memory × batch with the timing rules of
 // infer/measure.hpp, prints a table, the crossover and a recommendation, and writes JSON and a
-// self-contained HTML report. See docs/benchmarking.md.
+// self-contained HTML report. With --generate, a GPT-2 or T5 folder's generation speed instead:
+// prefill time and decode tokens per second per device, precision and batch (generation_sweep.hpp).
+// See docs/benchmarking.md.
+#include "generation_sweep.hpp"
 #include "inputs.hpp"
 #include "report.hpp"
 #include "results.hpp"
@@ -106,6 +109,12 @@ int main(int argc, char** argv) {
     app.add_option("--report", report_path, "write a self-contained HTML report");
     app.add_flag("--estimate", estimate, "print the memory estimate per device, precision and batch, run nothing");
     app.add_option("--from-json", from_json, "no measuring: print and report the results of an earlier --json");
+    bool generate = false;
+    bench::GenerationSweepOptions generation;
+    app.add_flag("--generate", generate, "generation speed of a GPT-2 or T5 Hugging Face folder (prefill, decode tokens/s)");
+    app.add_option("--prompt", generation.prompt_tokens, "--generate: prompt tokens per sequence")->capture_default_str();
+    app.add_option("--new-tokens", generation.new_tokens, "--generate: new tokens per sequence")->capture_default_str();
+    app.add_option("--runs", generation.runs, "--generate: timed calls per point")->capture_default_str();
     CLI11_PARSE(app, argc, argv);
 
     try {
@@ -116,7 +125,6 @@ int main(int argc, char** argv) {
             document = nlohmann::json::parse(in);
         } else {
             const fs::path path = resolve_model(model, model_cache(argv[0]));
-            const Graph graph = Graph::load(path.string());
             const auto batches = parse_list<int64_t>(batches_text, parse_batch);
             const auto precisions = parse_list<Precision>(precisions_text, parse_precision);
             const auto cpu_precisions = cpu_precisions_text.empty()
@@ -138,6 +146,24 @@ int main(int argc, char** argv) {
             if (std::find(devices.begin(), devices.end(), Device::CPU) != devices.end() &&
                 cpu_blas.find("generic for this CPU") != std::string::npos)
                 notes.push_back("cpu: " + cpu_blas + "; the CPU figures are slower than this machine allows");
+            if (generate) {
+                if (!report_path.empty() || estimate) throw InvalidArgument("--generate writes no HTML report and has no --estimate");
+                if (!fs::is_directory(path)) throw InvalidArgument("--generate needs a Hugging Face folder (GPT-2 or T5), not " + path.string());
+                for (const Device& device : devices)
+                    for (Precision precision : device.is_cpu() ? cpu_precisions : precisions)
+                        generation.series.emplace_back(device, precision);
+                generation.batches = batches;
+                generation.threads = threads;
+                const nlohmann::json results = bench::run_generation_sweep(path.string(), generation, notes);
+                std::printf("%s: generation\n%s", results["model"]["name"].get<std::string>().c_str(),
+                            bench::generation_table(results).c_str());
+                if (!json_path.empty()) {
+                    write_file(json_path, results.dump(1) + "\n");
+                    std::printf("wrote %s\n", json_path.c_str());
+                }
+                return results["measurements"].empty() ? 1 : 0;
+            }
+            const Graph graph = Graph::load(path.string());
             if (estimate) {
                 int status = 0;
                 for (const Device& device : devices)
