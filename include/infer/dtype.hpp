@@ -7,12 +7,15 @@
 
 namespace infer {
 
-enum class DType : uint8_t { f32, f16, bf16, i8, u8, i32, i64, boolean, f64 };
+// i16, u16, u32 and u64 came last, so the earlier values keep their numbers.
+enum class DType : uint8_t { f32, f16, bf16, i8, u8, i32, i64, boolean, f64, i16, u16, u32, u64 };
 
-inline constexpr DType kAllDTypes[] = {DType::f32, DType::f16, DType::bf16, DType::i8,     DType::u8,
-                                       DType::i32, DType::i64, DType::boolean, DType::f64};
+inline constexpr DType kAllDTypes[] = {DType::f32, DType::f16, DType::bf16, DType::i8,  DType::u8,
+                                       DType::i32, DType::i64, DType::boolean, DType::f64, DType::i16,
+                                       DType::u16, DType::u32, DType::u64};
 
-std::string_view dtype_name(DType type);  // "f32", "f16", "bf16", "i8", "u8", "i32", "i64", "bool", "f64"
+// "f32", "f16", "bf16", "i8", "u8", "i32", "i64", "bool", "f64", "i16", "u16", "u32", "u64"
+std::string_view dtype_name(DType type);
 size_t dtype_size(DType type);            // bytes per element
 DType parse_dtype(std::string_view name);  // throws InvalidArgument for an unknown name
 bool is_floating(DType type);              // f32, f16, bf16, f64
@@ -50,5 +53,9 @@ template <> constexpr DType dtype_of<int32_t>() { return DType::i32; }
 template <> constexpr DType dtype_of<int64_t>() { return DType::i64; }
 template <> constexpr DType dtype_of<bool>() { return DType::boolean; }
 template <> constexpr DType dtype_of<double>() { return DType::f64; }
+template <> constexpr DType dtype_of<int16_t>() { return DType::i16; }
+template <> constexpr DType dtype_of<uint16_t>() { return DType::u16; }
+template <> constexpr DType dtype_of<uint32_t>() { return DType::u32; }
+template <> constexpr DType dtype_of<uint64_t>() { return DType::u64; }
 
 }  // namespace infer

@@ -18,6 +18,8 @@ constexpr DTypeEntry kTable[] = {
     {DType::f32, "f32", 4, true},   {DType::f16, "f16", 2, true},  {DType::bf16, "bf16", 2, true},
     {DType::i8, "i8", 1, false},    {DType::u8, "u8", 1, false},   {DType::i32, "i32", 4, false},
     {DType::i64, "i64", 8, false},  {DType::boolean, "bool", 1, false}, {DType::f64, "f64", 8, true},
+    {DType::i16, "i16", 2, false},  {DType::u16, "u16", 2, false}, {DType::u32, "u32", 4, false},
+    {DType::u64, "u64", 8, false},
 };
 const DTypeEntry& entry(DType type) { return kTable[static_cast<size_t>(type)]; }
 
@@ -47,7 +49,7 @@ DType parse_dtype(std::string_view name) {
     if (name == "int64") return DType::i64;
     if (name == "int32") return DType::i32;
     throw InvalidArgument("unknown dtype '" + std::string(name) +
-                          "' (expected f32, f16, bf16, f64, i8, u8, i32, i64 or bool)");
+                          "' (expected f32, f16, bf16, f64, i8, u8, i16, u16, i32, u32, i64, u64 or bool)");
 }
 
 uint16_t float_to_half_bits(float value) {

@@ -7,8 +7,8 @@ namespace infer::detail {
 
 namespace {
 bool is_integral(DType t) {
-    return t == DType::i8 || t == DType::u8 || t == DType::i32 || t == DType::i64 ||
-           t == DType::boolean;
+    return t == DType::i8 || t == DType::u8 || t == DType::i16 || t == DType::u16 || t == DType::i32 ||
+           t == DType::u32 || t == DType::i64 || t == DType::u64 || t == DType::boolean;
 }
 
 template <class T>
@@ -25,6 +25,10 @@ double load(const void* p, DType t, size_t i) {
         case DType::u8: return load_as_double<uint8_t>(p, i);
         case DType::i32: return load_as_double<int32_t>(p, i);
         case DType::i64: return load_as_double<int64_t>(p, i);
+        case DType::i16: return load_as_double<int16_t>(p, i);
+        case DType::u16: return load_as_double<uint16_t>(p, i);
+        case DType::u32: return load_as_double<uint32_t>(p, i);
+        case DType::u64: return load_as_double<uint64_t>(p, i);
         case DType::boolean: return static_cast<const uint8_t*>(p)[i] != 0 ? 1.0 : 0.0;
         case DType::f64: return static_cast<const double*>(p)[i];
     }
@@ -37,6 +41,10 @@ int64_t load_int(const void* p, DType t, size_t i) {
         case DType::u8: return static_cast<const uint8_t*>(p)[i];
         case DType::i32: return static_cast<const int32_t*>(p)[i];
         case DType::i64: return static_cast<const int64_t*>(p)[i];
+        case DType::i16: return static_cast<const int16_t*>(p)[i];
+        case DType::u16: return static_cast<const uint16_t*>(p)[i];
+        case DType::u32: return static_cast<const uint32_t*>(p)[i];
+        case DType::u64: return static_cast<int64_t>(static_cast<const uint64_t*>(p)[i]);  // wraps above 2^63
         case DType::boolean: return static_cast<const uint8_t*>(p)[i] != 0;
         default: return static_cast<int64_t>(load(p, t, i));
     }
@@ -53,6 +61,10 @@ void store(void* p, DType t, size_t i, double v) {
         case DType::u8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); break;
         case DType::i32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
         case DType::i64: static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v); break;
+        case DType::i16: static_cast<int16_t*>(p)[i] = static_cast<int16_t>(v); break;
+        case DType::u16: static_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(v); break;
+        case DType::u32: static_cast<uint32_t*>(p)[i] = static_cast<uint32_t>(v); break;
+        case DType::u64: static_cast<uint64_t*>(p)[i] = static_cast<uint64_t>(v); break;
         case DType::boolean: static_cast<uint8_t*>(p)[i] = v != 0.0; break;
         case DType::f64: static_cast<double*>(p)[i] = v; break;
     }
@@ -64,6 +76,10 @@ void store_int(void* p, DType t, size_t i, int64_t v) {
         case DType::u8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); break;
         case DType::i32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
         case DType::i64: static_cast<int64_t*>(p)[i] = v; break;
+        case DType::i16: static_cast<int16_t*>(p)[i] = static_cast<int16_t>(v); break;
+        case DType::u16: static_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(v); break;
+        case DType::u32: static_cast<uint32_t*>(p)[i] = static_cast<uint32_t>(v); break;
+        case DType::u64: static_cast<uint64_t*>(p)[i] = static_cast<uint64_t>(v); break;
         case DType::boolean: static_cast<uint8_t*>(p)[i] = v != 0; break;
         default: store(p, t, i, static_cast<double>(v)); break;
     }

@@ -210,6 +210,11 @@ void add_variadic(std::vector<Case>& cases) {
             cases.push_back(typed({op, "i64 [2,3] [3]", {integers("A", {2, 3}, -9, 9), integers("B", {3}, -9, 9)},
                                    node(op), reference},
                                   {DType::i64}));
+        if (op == "Min" || op == "Max")  // the other integer types; values ≥ 0 so that unsigned ones hold them
+            cases.push_back(typed({op, "integers [2,3] [3]",
+                                   {integers("A", {2, 3}, 0, 30000, std::nullopt), integers("B", {3}, 0, 30000, std::nullopt)},
+                                   node(op), reference},
+                                  {DType::i16, DType::u16, DType::u32, DType::u64}));
     }
 }
 
@@ -222,7 +227,11 @@ void add_binary_ops(std::vector<Case>& cases) {
     cases.push_back(typed({"Mod", "positive divisor [3,5] [5]", {integers("A", {3, 5}, -20, 20, std::nullopt),
                                                                  integers("B", {5}, 1, 7, std::nullopt)},
                            node("Mod"), binary_ref(ref::python_mod)},
-                          {DType::i64, DType::i32}));
+                          {DType::i64, DType::i32, DType::i16}));
+    cases.push_back(typed({"Mod", "unsigned [3,5] [5]", {integers("A", {3, 5}, 0, 60000, std::nullopt),
+                                                          integers("B", {5}, 1, 300, std::nullopt)},
+                           node("Mod"), binary_ref(ref::python_mod)},
+                          {DType::u16, DType::u32, DType::u64}));
     // Negating the divisor in the graph gives negative divisors without drawing a zero.
     cases.push_back(typed({"Mod", "negative divisor [3,5] [5]",
                            {integers("A", {3, 5}, -20, 20, std::nullopt), integers("B", {5}, 1, 7, std::nullopt)},
@@ -351,6 +360,17 @@ void add_det_and_shifts(std::vector<Case>& cases) {
                    }};
         shift.dtypes = {DType::u8};
         cases.push_back(shift);
+        // The wider unsigned types, with shifts that carry bits past 8 and past the type's width.
+        Case wide{"BitShift", "wide " + direction + " [2,5] [5]",
+                  {integers("X", {2, 5}, 0, 60000, std::nullopt), integers("Y", {5}, 0, 20, std::nullopt)},
+                  node("BitShift", {{"direction", direction}}), [left](const auto& in, DType type) {
+                      const double width = type == DType::u16 ? 16 : type == DType::u32 ? 32 : 64;
+                      return std::vector{ref::binary(in[0], in[1], [left, width](double a, double b) {
+                          return left ? std::fmod(a * std::pow(2.0, b), std::pow(2.0, width)) : std::floor(a / std::pow(2.0, b));
+                      })};
+                  }};
+        wide.dtypes = {DType::u16, DType::u32, DType::u64};
+        cases.push_back(wide);
     }
 }
 

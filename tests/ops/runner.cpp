@@ -81,6 +81,10 @@ Drawn draw(const InputSpec& spec, DType case_type, std::mt19937_64& rng, bool st
         case DType::i64: d.tensor = tensor_of(std::vector<int64_t>(values.begin(), values.end()), type, spec.shape); break;
         case DType::i32: d.tensor = tensor_of(std::vector<int32_t>(values.begin(), values.end()), type, spec.shape); break;
         case DType::i8: d.tensor = tensor_of(std::vector<int8_t>(values.begin(), values.end()), type, spec.shape); break;
+        case DType::i16: d.tensor = tensor_of(std::vector<int16_t>(values.begin(), values.end()), type, spec.shape); break;
+        case DType::u16: d.tensor = tensor_of(std::vector<uint16_t>(values.begin(), values.end()), type, spec.shape); break;
+        case DType::u32: d.tensor = tensor_of(std::vector<uint32_t>(values.begin(), values.end()), type, spec.shape); break;
+        case DType::u64: d.tensor = tensor_of(std::vector<uint64_t>(values.begin(), values.end()), type, spec.shape); break;
         default: d.tensor = tensor_of(std::vector<uint8_t>(values.begin(), values.end()), type, spec.shape); break;
     }
     return d;

@@ -9,10 +9,14 @@ namespace infer::serve {
 
 namespace {
 
-constexpr std::array<std::pair<DType, std::string_view>, 9> kNames{{
+constexpr std::array<std::pair<DType, std::string_view>, 13> kNames{{
     {DType::boolean, "BOOL"},
     {DType::u8, "UINT8"},
     {DType::i8, "INT8"},
+    {DType::u16, "UINT16"},
+    {DType::i16, "INT16"},
+    {DType::u32, "UINT32"},
+    {DType::u64, "UINT64"},
     {DType::i32, "INT32"},
     {DType::i64, "INT64"},
     {DType::f16, "FP16"},

@@ -79,6 +79,10 @@ Tensor tensor_from_json(const json& data, DType dtype, const Shape& shape, const
         case DType::i32: fill<int32_t>(tensor, elements, input); break;
         case DType::i64: fill<int64_t>(tensor, elements, input); break;
         case DType::boolean: fill<bool>(tensor, elements, input); break;
+        case DType::i16: fill<int16_t>(tensor, elements, input); break;
+        case DType::u16: fill<uint16_t>(tensor, elements, input); break;
+        case DType::u32: fill<uint32_t>(tensor, elements, input); break;
+        case DType::u64: fill<uint64_t>(tensor, elements, input); break;
     }
     return tensor;
 }

@@ -37,6 +37,10 @@ json data_as_json(const Tensor& tensor) {
         case DType::i32: return elements_as_json<int32_t>(tensor);
         case DType::i64: return elements_as_json<int64_t>(tensor);
         case DType::boolean: return elements_as_json<bool>(tensor);
+        case DType::i16: return elements_as_json<int16_t>(tensor);
+        case DType::u16: return elements_as_json<uint16_t>(tensor);
+        case DType::u32: return elements_as_json<uint32_t>(tensor);
+        case DType::u64: return elements_as_json<uint64_t>(tensor);
     }
     return json::array();
 }

@@ -25,10 +25,11 @@ struct ElementType {
 constexpr ElementType kElementTypes[] = {
     {"F32", DType::f32, 4}, {"F16", DType::f16, 2},  {"BF16", DType::bf16, 2},    {"F64", DType::f64, 8},
     {"I64", DType::i64, 8}, {"I32", DType::i32, 4},  {"I8", DType::i8, 1},        {"U8", DType::u8, 1},
-    {"BOOL", DType::boolean, 1},
+    {"BOOL", DType::boolean, 1}, {"I16", DType::i16, 2}, {"U16", DType::u16, 2}, {"U32", DType::u32, 4},
+    {"U64", DType::u64, 8},
 };
 // Names the format defines that infer has no DType for: well-formed, but Unsupported.
-constexpr const char* kUnsupportedTypes[] = {"I16", "U16", "U32", "U64", "F8_E4M3", "F8_E5M2", "F8_E8M0",
+constexpr const char* kUnsupportedTypes[] = {"F8_E4M3", "F8_E5M2", "F8_E8M0",
                                              "F4", "F6_E2M3", "F6_E3M2", "C64"};
 
 std::string where(const std::string& file, const std::string& tensor) {

@@ -35,7 +35,8 @@ struct NpyType {
 };
 constexpr NpyType kNpyTypes[] = {{DType::f32, "<f4"}, {DType::f64, "<f8"}, {DType::f16, "<f2"},
                                  {DType::i8, "|i1"},  {DType::u8, "|u1"},  {DType::i32, "<i4"},
-                                 {DType::i64, "<i8"}, {DType::boolean, "|b1"}};
+                                 {DType::i64, "<i8"}, {DType::boolean, "|b1"}, {DType::i16, "<i2"},
+                                 {DType::u16, "<u2"}, {DType::u32, "<u4"},  {DType::u64, "<u8"}};
 
 // The value of `key` in the header's Python dict literal, e.g. 'descr': '<f4'.
 std::string header_value(const std::string& header, const std::string& key, const std::string& path) {

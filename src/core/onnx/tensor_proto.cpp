@@ -28,6 +28,10 @@ void copy_field(const Field& field, Tensor& out, const std::string& what) {
             case DType::f16:
             case DType::bf16: { uint16_t x = static_cast<uint16_t>(v); std::memcpy(dst + i * size, &x, size); break; }
             case DType::i8: { int8_t x = static_cast<int8_t>(v); std::memcpy(dst + i * size, &x, size); break; }
+            case DType::i16: { int16_t x = static_cast<int16_t>(v); std::memcpy(dst + i * size, &x, size); break; }
+            case DType::u16: { uint16_t x = static_cast<uint16_t>(v); std::memcpy(dst + i * size, &x, size); break; }
+            case DType::u32: { uint32_t x = static_cast<uint32_t>(v); std::memcpy(dst + i * size, &x, size); break; }
+            case DType::u64: { uint64_t x = static_cast<uint64_t>(v); std::memcpy(dst + i * size, &x, size); break; }
             case DType::u8:
             case DType::boolean: { uint8_t x = static_cast<uint8_t>(v); std::memcpy(dst + i * size, &x, size); break; }
         }
@@ -82,6 +86,10 @@ DType dtype_from_onnx_element(int element_type, const std::string& what) {
         case onnx::TensorProto_DataType_INT32: return DType::i32;
         case onnx::TensorProto_DataType_INT64: return DType::i64;
         case onnx::TensorProto_DataType_BOOL: return DType::boolean;
+        case onnx::TensorProto_DataType_INT16: return DType::i16;
+        case onnx::TensorProto_DataType_UINT16: return DType::u16;
+        case onnx::TensorProto_DataType_UINT32: return DType::u32;
+        case onnx::TensorProto_DataType_UINT64: return DType::u64;
         default: {
             const std::string name = onnx::TensorProto_DataType_IsValid(element_type)
                                          ? onnx::TensorProto_DataType_Name(element_type)
@@ -112,6 +120,8 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base
             case DType::f32: return proto.float_data_size();
             case DType::f64: return proto.double_data_size();
             case DType::i64: return proto.int64_data_size();
+            case DType::u32:
+            case DType::u64: return proto.uint64_data_size();
             default: return proto.int32_data_size();
         }
     };
@@ -139,6 +149,8 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base
         copy_field(proto.double_data(), out, what);
     } else if (dtype == DType::i64) {
         copy_field(proto.int64_data(), out, what);
+    } else if (dtype == DType::u32 || dtype == DType::u64) {
+        copy_field(proto.uint64_data(), out, what);
     } else {
         copy_field(proto.int32_data(), out, what);
     }
@@ -153,7 +165,9 @@ onnx::TensorProto tensor_to_proto(const Tensor& tensor, const std::string& name)
         {DType::f16, onnx::TensorProto_DataType_FLOAT16}, {DType::bf16, onnx::TensorProto_DataType_BFLOAT16},
         {DType::i8, onnx::TensorProto_DataType_INT8},     {DType::u8, onnx::TensorProto_DataType_UINT8},
         {DType::i32, onnx::TensorProto_DataType_INT32},   {DType::i64, onnx::TensorProto_DataType_INT64},
-        {DType::boolean, onnx::TensorProto_DataType_BOOL}};
+        {DType::boolean, onnx::TensorProto_DataType_BOOL}, {DType::i16, onnx::TensorProto_DataType_INT16},
+        {DType::u16, onnx::TensorProto_DataType_UINT16},  {DType::u32, onnx::TensorProto_DataType_UINT32},
+        {DType::u64, onnx::TensorProto_DataType_UINT64}};
     for (const auto& [dtype, onnx_type] : kTypes)
         if (dtype == tensor.dtype()) proto.set_data_type(onnx_type);
     for (int64_t d : tensor.shape()) proto.add_dims(d);

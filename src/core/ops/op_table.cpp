@@ -85,6 +85,10 @@ DType dtype_from_onnx(int64_t onnx_type) {
         case 10: return DType::f16;
         case 11: return DType::f64;
         case 16: return DType::bf16;
+        case 4: return DType::u16;
+        case 5: return DType::i16;
+        case 12: return DType::u32;
+        case 13: return DType::u64;
         default:
             throw Unsupported("ONNX element type " + std::to_string(onnx_type) +
                               " is not supported");
@@ -102,6 +106,10 @@ int64_t dtype_to_onnx(DType type) {
         case DType::f16: return 10;
         case DType::bf16: return 16;
         case DType::f64: return 11;
+        case DType::u16: return 4;
+        case DType::i16: return 5;
+        case DType::u32: return 12;
+        case DType::u64: return 13;
     }
     return 0;
 }

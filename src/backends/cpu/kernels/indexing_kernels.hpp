@@ -38,6 +38,10 @@ void visit_type(DType type, F&& f) {
         case DType::i64: return f(int64_t{});
         case DType::boolean: return f(bool{});
         case DType::f64: return f(double{});
+        case DType::i16: return f(int16_t{});
+        case DType::u16: return f(uint16_t{});
+        case DType::u32: return f(uint32_t{});
+        case DType::u64: return f(uint64_t{});
     }
 }
 

@@ -167,6 +167,9 @@ void register_math_arithmetic_kernels(KernelRegistry& r) {
     add_arithmetic<int64_t>(r, DType::i64);
     add_arithmetic<uint8_t>(r, DType::u8);
     r.add("BitShift", DType::u8, bit_shift_kernel<uint8_t>);
+    r.add("BitShift", DType::u16, bit_shift_kernel<uint16_t>);
+    r.add("BitShift", DType::u32, bit_shift_kernel<uint32_t>);
+    r.add("BitShift", DType::u64, bit_shift_kernel<uint64_t>);
     add_comparisons<float>(r, DType::f32);
     add_comparisons<double>(r, DType::f64);
     add_comparisons<int32_t>(r, DType::i32);

@@ -74,6 +74,11 @@ void register_math_binary_kernels(KernelRegistry& r) {
     add_typed<uint8_t>(r, DType::u8);
     add_typed<int32_t>(r, DType::i32);
     add_typed<int64_t>(r, DType::i64);
+    // The narrower and unsigned integers (for models that store them) get Mod alone.
+    r.add("Mod", DType::i16, mod_kernel<int16_t>);
+    r.add("Mod", DType::u16, mod_kernel<uint16_t>);
+    r.add("Mod", DType::u32, mod_kernel<uint32_t>);
+    r.add("Mod", DType::u64, mod_kernel<uint64_t>);
     for (const char* op : {"GreaterOrEqual", "LessOrEqual", "Mod", "Clip"})
         add_f32_compute(r, op);
 

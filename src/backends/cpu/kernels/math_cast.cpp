@@ -79,6 +79,14 @@ void visit_dtype(DType type, F&& f) {
             return f(bool{});
         case DType::f64:
             return f(double{});
+        case DType::i16:
+            return f(int16_t{});
+        case DType::u16:
+            return f(uint16_t{});
+        case DType::u32:
+            return f(uint32_t{});
+        case DType::u64:
+            return f(uint64_t{});
     }
     throw Unsupported("Cast: no conversion for dtype " + std::string(dtype_name(type)));
 }

@@ -70,6 +70,10 @@ void register_math_variadic_kernels(KernelRegistry& r) {
     add_min_max<uint8_t>(r, DType::u8);
     add_min_max<int32_t>(r, DType::i32);
     add_min_max<int64_t>(r, DType::i64);
+    add_min_max<int16_t>(r, DType::i16);
+    add_min_max<uint16_t>(r, DType::u16);
+    add_min_max<uint32_t>(r, DType::u32);
+    add_min_max<uint64_t>(r, DType::u64);
     for (const char* op : {"Min", "Max"})
         add_f32_compute(r, op);
 
