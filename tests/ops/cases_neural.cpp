@@ -189,6 +189,38 @@ void add_windows(std::vector<Case>& c) {
         }
 }
 
+void add_roi_align(std::vector<Case>& c) {
+    // Boxes in input coordinates (values exact in bf16); the third reaches past the map's edge,
+    // the last is thinner than a pixel. Both images are used.
+    const std::vector<std::array<double, 4>> boxes{{1, 1, 9, 7}, {0, 2.5, 4, 6}, {6, 4, 15, 12}, {2, 3, 2.5, 3.5}};
+    const std::vector<int64_t> images{0, 1, 1, 0};
+    struct Spec {
+        std::string label;
+        ref::RoiAlignSpec spec;
+        infer::Attributes attrs;
+    };
+    const std::vector<Spec> specs{
+        {"avg half_pixel 3x4 ratio 2 scale 0.5", {3, 4, 2, 0.5, true, false},
+         {{"output_height", int64_t{3}}, {"output_width", int64_t{4}}, {"sampling_ratio", int64_t{2}}, {"spatial_scale", 0.5f}}},
+        {"avg output_half_pixel 2x2 adaptive", {2, 2, 0, 1.0, false, false},
+         {{"output_height", int64_t{2}}, {"output_width", int64_t{2}}, {"coordinate_transformation_mode", std::string("output_half_pixel")}}},
+        {"max half_pixel 2x3 ratio 2", {2, 3, 2, 1.0, true, true},
+         {{"output_height", int64_t{2}}, {"output_width", int64_t{3}}, {"sampling_ratio", int64_t{2}}, {"mode", std::string("max")}}},
+    };
+    for (const Spec& s : specs) {
+        BuildFn build = [boxes, images, attrs = s.attrs](infer::GraphBuilder& b, const std::vector<infer::Value>& in, DType type) {
+            std::vector<float> flat;
+            for (const auto& box : boxes) flat.insert(flat.end(), box.begin(), box.end());
+            const infer::Value rois = b.cast(b.constant(infer::Tensor::from_vector(flat, Shape{static_cast<int64_t>(boxes.size()), 4})), type);
+            return std::vector{b.op1("RoiAlign", {in[0], rois, b.constant_i64(images)}, attrs)};
+        };
+        Case roi{"RoiAlign", s.label, {x("X", {2, 3, 10, 12})}, build, [boxes, images, spec = s.spec](const auto& in, DType) {
+                     return std::vector{ref::roi_align(in[0], boxes, images, spec)};
+                 }};
+        c.push_back(roi);
+    }
+}
+
 void add_recurrent(std::vector<Case>& c) {
     struct Spec {
         std::string op;
@@ -295,6 +327,7 @@ std::vector<Case> neural_cases() {
     add_quantize(c);
     add_integer_products(c);
     add_windows(c);
+    add_roi_align(c);
     add_recurrent(c);
     return c;
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <stdexcept>
 
@@ -208,6 +209,51 @@ RefTensor requantize(const RefTensor& acc, const std::vector<double>& multiplier
         const double m = multiplier.size() == 1 ? multiplier[0] : multiplier[unravel(i, acc.shape)[1]];
         y.data[i] = std::clamp(std::nearbyint(acc.data[i] * m) + zero, lo, hi);
     }
+    return y;
+}
+
+RefTensor roi_align(const RefTensor& x, const std::vector<std::array<double, 4>>& boxes, const std::vector<int64_t>& images,
+                    const RoiAlignSpec& spec) {
+    const auto& d = x.shape.dims();
+    const int64_t channels = d[1], height = d[2], width = d[3];
+    // The map's value at (y, x) by bilinear interpolation, the four corners' weighted values.
+    const auto corners = [&](int64_t image, int64_t c, double y, double xx) {
+        std::array<double, 4> v{0, 0, 0, 0};
+        if (y < -1 || y > static_cast<double>(height) || xx < -1 || xx > static_cast<double>(width)) return v;
+        y = std::clamp(y, 0.0, static_cast<double>(height - 1));
+        xx = std::clamp(xx, 0.0, static_cast<double>(width - 1));
+        const auto y0 = static_cast<int64_t>(std::floor(y)), x0 = static_cast<int64_t>(std::floor(xx));
+        const int64_t y1 = std::min(y0 + 1, height - 1), x1 = std::min(x0 + 1, width - 1);
+        const double ly = y - static_cast<double>(y0), lx = xx - static_cast<double>(x0);
+        const auto at = [&](int64_t yy, int64_t xi) { return x.data[static_cast<size_t>(((image * channels + c) * height + yy) * width + xi)]; };
+        v = {(1 - ly) * (1 - lx) * at(y0, x0), (1 - ly) * lx * at(y0, x1), ly * (1 - lx) * at(y1, x0), ly * lx * at(y1, x1)};
+        return v;
+    };
+    RefTensor y{infer::Shape{static_cast<int64_t>(boxes.size()), channels, spec.out_h, spec.out_w}, {}};
+    for (size_t r = 0; r < boxes.size(); ++r)
+        for (int64_t c = 0; c < channels; ++c) {
+            const double shift = spec.half_pixel ? 0.5 : 0.0;
+            const double x1 = boxes[r][0] * spec.spatial_scale - shift, y1 = boxes[r][1] * spec.spatial_scale - shift;
+            double w = boxes[r][2] * spec.spatial_scale - shift - x1, h = boxes[r][3] * spec.spatial_scale - shift - y1;
+            if (!spec.half_pixel) w = std::max(w, 1.0), h = std::max(h, 1.0);
+            const double bin_h = h / static_cast<double>(spec.out_h), bin_w = w / static_cast<double>(spec.out_w);
+            const int64_t gh = spec.sampling_ratio > 0 ? spec.sampling_ratio : static_cast<int64_t>(std::ceil(bin_h));
+            const int64_t gw = spec.sampling_ratio > 0 ? spec.sampling_ratio : static_cast<int64_t>(std::ceil(bin_w));
+            for (int64_t ph = 0; ph < spec.out_h; ++ph)
+                for (int64_t pw = 0; pw < spec.out_w; ++pw) {
+                    double sum = 0, largest = -std::numeric_limits<double>::infinity();
+                    for (int64_t iy = 0; iy < gh; ++iy)
+                        for (int64_t ix = 0; ix < gw; ++ix) {
+                            const double sy = y1 + (static_cast<double>(ph) + (static_cast<double>(iy) + 0.5) / static_cast<double>(gh)) * bin_h;
+                            const double sx = x1 + (static_cast<double>(pw) + (static_cast<double>(ix) + 0.5) / static_cast<double>(gw)) * bin_w;
+                            for (double v : corners(images[r], c, sy, sx)) {
+                                sum += v;
+                                largest = std::max(largest, v);
+                            }
+                        }
+                    y.data.push_back(spec.max_mode ? largest : sum / static_cast<double>(std::max<int64_t>(gh * gw, 1)));
+                }
+        }
     return y;
 }
 

@@ -5,6 +5,7 @@
 
 #include <infer/attributes.hpp>
 
+#include <array>
 #include <optional>
 #include <string>
 
@@ -45,6 +46,16 @@ RefTensor conv_integer(const RefTensor& x, const RefTensor& w, double x_zero,
 // round(acc * multiplier[m] + zero) saturated, per output channel m (axis 1) or all (size 1).
 RefTensor requantize(const RefTensor& acc, const std::vector<double>& multiplier, double zero,
                      double lo, double hi);
+
+// RoiAlign over x [N, C, H, W] for boxes (x1, y1, x2, y2) of images `images`: each output bin
+// the mean (or, max_mode, the largest weighted corner) of grid × grid bilinear samples.
+struct RoiAlignSpec {
+    int64_t out_h = 1, out_w = 1, sampling_ratio = 0;
+    double spatial_scale = 1.0;
+    bool half_pixel = true, max_mode = false;
+};
+RefTensor roi_align(const RefTensor& x, const std::vector<std::array<double, 4>>& boxes, const std::vector<int64_t>& images,
+                    const RoiAlignSpec& spec);
 
 enum class WindowKind { hann, hamming, blackman };
 RefTensor window(WindowKind kind, int64_t size, bool periodic);

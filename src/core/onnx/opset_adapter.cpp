@@ -164,6 +164,9 @@ void adapt_node(ImportBuilder& b, ImportedNode node, int64_t opset) {
         adapt_upsample_attribute(b, node);
     } else if (op == "Resize" && opset < 11) {
         adapt_resize_10(node);
+    } else if (op == "RoiAlign" && opset < 16) {
+        // Opset 10's RoiAlign had no such attribute and sampled without the half-pixel shift.
+        node.attributes.set("coordinate_transformation_mode", std::string("output_half_pixel"));
     } else if (op == "BatchNormalization" && opset < 9) {
         if (node.attributes.get_int("spatial", 1) != 1)
             throw Unsupported(b.what() + ": node '" + node.name + "': BatchNormalization with spatial=0");

@@ -22,6 +22,7 @@ std::vector<Shape> shape_conv(const InferenceContext& ctx);
 std::vector<Shape> shape_pool(const InferenceContext& ctx);
 std::vector<Shape> shape_global_pool(const InferenceContext& ctx);
 std::vector<Shape> shape_max_unpool(const InferenceContext& ctx);
+std::vector<Shape> shape_roi_align(const InferenceContext& ctx);  // [regions, C, output_height, output_width]
 
 // shapes_neural.cpp
 // losses

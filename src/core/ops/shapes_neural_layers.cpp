@@ -134,6 +134,24 @@ std::vector<Shape> shape_global_pool(const InferenceContext& ctx) {
     return {Shape(dims)};
 }
 
+std::vector<Shape> shape_roi_align(const InferenceContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    const Shape& rois = ctx.shape(1);
+    const Shape& indices = ctx.shape(2);
+    if (x.rank() != 4) ctx.fail("input must be [N, C, H, W], got " + x.to_string());
+    if (rois.rank() != 2 || (rois[1] != kDynamic && rois[1] != 4)) ctx.fail("rois must be [regions, 4], got " + rois.to_string());
+    if (indices.rank() != 1 || (indices[0] != kDynamic && rois[0] != kDynamic && indices[0] != rois[0]))
+        ctx.fail("batch_indices must be [regions] with regions = " + std::to_string(rois[0]) + ", got " + indices.to_string());
+    if (ctx.dtype(1) != ctx.dtype(0)) ctx.fail("rois must have the input's dtype");
+    if (ctx.dtype(2) != DType::i64) ctx.fail("batch_indices must be i64");
+    const int64_t height = ctx.attrs().get_int("output_height", 1), width = ctx.attrs().get_int("output_width", 1);
+    if (height < 1 || width < 1) ctx.fail("output_height and output_width must be at least 1");
+    if (ctx.attrs().get_int("sampling_ratio", 0) < 0) ctx.fail("sampling_ratio must not be negative");
+    const std::string mode = ctx.attrs().get_string("mode", "avg");
+    if (mode != "avg" && mode != "max") ctx.fail("mode must be avg or max, got '" + mode + "'");
+    return {Shape{rois[0], x[1], height, width}};
+}
+
 std::vector<Shape> shape_batch_norm(const InferenceContext& ctx) {
     if (ctx.attrs().get_int("training_mode", 0) != 0 || ctx.node().outputs.size() > 1)
         throw Unsupported("node '" + ctx.node().name +

@@ -21,6 +21,7 @@ std::vector<OpSchema> neural_op_schemas() {
         {"MaxPool", 1, 1, 1, 2, 0, dtype_same_then_i64, shape_pool},
         {"AveragePool", 1, 1, 1, 1, 0, same, shape_pool},
         {"GlobalAveragePool", 1, 1, 1, 1, 0, same, shape_global_pool},
+        {"RoiAlign", 3, 3, 1, 1, 0, same, shape_roi_align},
 
         {"SoftmaxCrossEntropyLoss", 2, 3, 1, 2, 0, same, shape_nll_loss},
         {"NegativeLogLikelihoodLoss", 2, 3, 1, 1, 0, same, shape_nll_loss},

@@ -15,6 +15,7 @@ void register_quantize_kernels(KernelRegistry& registry);        // (De)Quantize
 void register_integer_matmul_kernels(KernelRegistry& registry);  // MatMulInteger, QLinearMatMul
 void register_integer_conv_kernels(KernelRegistry& registry);    // ConvInteger, QLinearConv
 void register_window_kernels(KernelRegistry& registry);          // Hann/Hamming/BlackmanWindow
+void register_roi_align_kernels(KernelRegistry& registry);       // RoiAlign
 void register_recurrent_kernels(KernelRegistry& registry);       // RNN, GRU, LSTM
 void register_optimizer_kernels(KernelRegistry& registry);       // Adagrad, Momentum, Adam
 
