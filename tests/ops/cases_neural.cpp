@@ -221,6 +221,58 @@ void add_roi_align(std::vector<Case>& c) {
     }
 }
 
+void add_spectral(std::vector<Case>& c) {
+    struct DftSpec {
+        std::string label;
+        Shape x;
+        int64_t axis;
+        std::optional<int64_t> length;
+        bool inverse, onesided;
+    };
+    for (const DftSpec& s : std::vector<DftSpec>{{"real [2,8,3,1] axis 1", {2, 8, 3, 1}, 1, std::nullopt, false, false},
+                                                 {"complex [2,3,6,2] axis 2 cut to 4", {2, 3, 6, 2}, 2, 4, false, false},
+                                                 {"real one-sided [3,10,1] padded to 12", {3, 10, 1}, 1, 12, false, true},
+                                                 {"inverse complex [2,5,2]", {2, 5, 2}, 1, std::nullopt, true, false},
+                                                 {"inverse one-sided [2,5,2] to 8 real", {2, 5, 2}, 1, std::nullopt, true, true},
+                                                 {"inverse one-sided [2,4,3,2] axis -3 to 7", {2, 4, 3, 2}, -3, 7, true, true}}) {
+        infer::Attributes attrs{{"axis", s.axis}, {"inverse", int64_t{s.inverse}}, {"onesided", int64_t{s.onesided}}};
+        BuildFn build = [attrs, length = s.length](infer::GraphBuilder& b, const std::vector<infer::Value>& in, DType) {
+            std::vector<infer::Value> inputs{in[0]};
+            if (length) inputs.push_back(b.constant_i64({*length}));
+            return std::vector{b.op1("DFT", inputs, attrs)};
+        };
+        const int64_t axis = s.axis < 0 ? s.axis + static_cast<int64_t>(s.x.rank()) : s.axis;
+        c.push_back(accumulating({"DFT", s.label, {x("X", s.x)}, build, [s, axis](const auto& in, DType) {
+                                      return std::vector{ref::dft(in[0], axis, s.length, s.inverse, s.onesided)};
+                                  }}));
+    }
+    // STFT: a real signal with a window input, and a complex one with frame_length alone, two-sided.
+    BuildFn windowed = [](infer::GraphBuilder& b, const std::vector<infer::Value>& in, DType) {
+        return std::vector{b.op1("STFT", {in[0], b.constant_i64({8}), in[1]})};
+    };
+    c.push_back(accumulating({"STFT", "real [2,40,1] step 8 window 16", {x("S", {2, 40, 1}), x("W", {16})}, windowed,
+                              [](const auto& in, DType) { return std::vector{ref::stft(in[0], 8, &in[1], 16, true)}; }}));
+    BuildFn framed = [](infer::GraphBuilder& b, const std::vector<infer::Value>& in, DType) {
+        return std::vector{b.op1("STFT", {in[0], b.constant_i64({5}), infer::Value{}, b.constant_i64({10})}, {{"onesided", int64_t{0}}})};
+    };
+    c.push_back(accumulating({"STFT", "complex [1,33,2] step 5 frame 10 two-sided", {x("S", {1, 33, 2})}, framed,
+                              [](const auto& in, DType) { return std::vector{ref::stft(in[0], 5, nullptr, 10, false)}; }}));
+    // MelWeightMatrix: num_mel_bins a graph input, the rest constants; the dtype is the output's.
+    for (const auto& [rate, upper] : {std::pair<int64_t, float>{16000, 8000.0f}, {8000, 3000.0f}}) {
+        BuildFn build = [rate = rate, upper = upper](infer::GraphBuilder& b, const std::vector<infer::Value>& in, DType type) {
+            const auto f32 = [&](float v) { return b.constant(infer::Tensor::from_vector(std::vector<float>{v}, Shape{})); };
+            return std::vector{b.op1("MelWeightMatrix", {in[0], b.constant_i64({64}), b.constant_i64({rate}), f32(20.0f), f32(upper)},
+                                     {{"output_datatype", onnx_type(type)}})};
+        };
+        Case mel{"MelWeightMatrix", "8 bins of 64, rate " + std::to_string(rate), {integers("N", {}, 8, 8)}, build,
+                 [rate = rate, upper = upper](const auto&, DType) {
+                     return std::vector{ref::mel_weight_matrix(8, 64, rate, 20.0, upper)};
+                 }};
+        mel.dtypes = {DType::f32, DType::f64};
+        c.push_back(mel);
+    }
+}
+
 void add_recurrent(std::vector<Case>& c) {
     struct Spec {
         std::string op;
@@ -328,6 +380,7 @@ std::vector<Case> neural_cases() {
     add_integer_products(c);
     add_windows(c);
     add_roi_align(c);
+    add_spectral(c);
     add_recurrent(c);
     return c;
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <numbers>
 #include <stdexcept>
@@ -254,6 +255,88 @@ RefTensor roi_align(const RefTensor& x, const std::vector<std::array<double, 4>>
                     y.data.push_back(spec.max_mode ? largest : sum / static_cast<double>(std::max<int64_t>(gh * gw, 1)));
                 }
         }
+    return y;
+}
+
+RefTensor dft(const RefTensor& x, int64_t axis, std::optional<int64_t> length, bool inverse, bool onesided) {
+    std::vector<int64_t> dims = x.shape.dims();
+    const auto a = static_cast<size_t>(axis);
+    const int64_t count = dims[a], channels = dims.back();
+    const int64_t n = length.value_or(inverse && onesided ? 2 * (count - 1) : count);
+    const int64_t bins = !inverse && onesided ? n / 2 + 1 : n;
+    int64_t outer = 1, inner = 1;
+    for (size_t d = 0; d < a; ++d) outer *= dims[d];
+    for (size_t d = a + 1; d + 1 < dims.size(); ++d) inner *= dims[d];
+    std::vector<int64_t> out_dims = dims;
+    out_dims[a] = bins;
+    out_dims.back() = inverse && onesided ? 1 : 2;
+    RefTensor y{infer::Shape(out_dims), std::vector<double>(static_cast<size_t>(outer * bins * inner * out_dims.back()))};
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+            // The line as complex numbers, zero-padded or cut to n.
+            std::vector<std::complex<double>> line(static_cast<size_t>(n));
+            for (int64_t t = 0; t < std::min(count, n); ++t) {
+                const size_t at = static_cast<size_t>(((o * count + t) * inner + i) * channels);
+                line[static_cast<size_t>(t)] = {x.data[at], channels == 2 ? x.data[at + 1] : 0.0};
+            }
+            if (inverse && onesided)  // the full Hermitian spectrum from its first half
+                for (int64_t k = 0; k < n; ++k) {
+                    const int64_t mirror = k <= n / 2 ? k : n - k;
+                    const std::complex<double> v = mirror < count ? line[static_cast<size_t>(mirror)] : 0.0;
+                    line[static_cast<size_t>(k)] = k <= n / 2 ? v : std::conj(v);
+                }
+            if (inverse && onesided) {  // DC and Nyquist are real
+                line[0] = line[0].real();
+                if (n % 2 == 0) line[static_cast<size_t>(n / 2)] = line[static_cast<size_t>(n / 2)].real();
+            }
+            for (int64_t k = 0; k < bins; ++k) {
+                std::complex<double> sum = 0;
+                for (int64_t t = 0; t < n; ++t)
+                    sum += line[static_cast<size_t>(t)] *
+                           std::polar(1.0, (inverse ? 2.0 : -2.0) * std::numbers::pi * static_cast<double>(k * t) / static_cast<double>(n));
+                if (inverse) sum /= static_cast<double>(n);
+                const size_t at = static_cast<size_t>(((o * bins + k) * inner + i) * out_dims.back());
+                y.data[at] = sum.real();
+                if (out_dims.back() == 2) y.data[at + 1] = sum.imag();
+            }
+        }
+    return y;
+}
+
+RefTensor stft(const RefTensor& signal, int64_t step, const RefTensor* window, int64_t frame, bool onesided) {
+    const int64_t batches = signal.shape[0], samples = signal.shape[1], channels = signal.shape[2];
+    const int64_t frames = (samples - frame) / step + 1;
+    RefTensor framed{infer::Shape{batches * frames, frame, channels}, {}};
+    for (int64_t b = 0; b < batches; ++b)
+        for (int64_t f = 0; f < frames; ++f)
+            for (int64_t t = 0; t < frame; ++t)
+                for (int64_t c = 0; c < channels; ++c)
+                    framed.data.push_back(signal.data[static_cast<size_t>((b * samples + f * step + t) * channels + c)] *
+                                          (window ? window->data[static_cast<size_t>(t)] : 1.0));
+    RefTensor y = dft(framed, 1, std::nullopt, false, onesided);
+    y.shape = infer::Shape{batches, frames, y.shape[1], 2};
+    return y;
+}
+
+RefTensor mel_weight_matrix(int64_t mel_bins, int64_t dft_length, int64_t sample_rate, double lower_hz, double upper_hz) {
+    const auto mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
+    const auto hertz = [](double m) { return 700.0 * (std::pow(10.0, m / 2595.0) - 1.0); };
+    const int64_t bins = dft_length / 2 + 1;
+    std::vector<int64_t> edge;
+    for (int64_t i = 0; i < mel_bins + 2; ++i) {
+        const double m = mel(lower_hz) + static_cast<double>(i) * (mel(upper_hz) - mel(lower_hz)) / static_cast<double>(mel_bins + 2);
+        edge.push_back(static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hertz(m) / static_cast<double>(sample_rate))));
+    }
+    RefTensor y{infer::Shape{bins, mel_bins}, std::vector<double>(static_cast<size_t>(bins * mel_bins), 0.0)};
+    for (int64_t m = 0; m < mel_bins; ++m) {
+        const int64_t lo = edge[static_cast<size_t>(m)], mid = edge[static_cast<size_t>(m + 1)], hi = edge[static_cast<size_t>(m + 2)];
+        for (int64_t j = lo; j <= hi; ++j) {
+            double v = 0;
+            if (j <= mid) v = mid == lo ? (j == mid ? 1.0 : 0.0) : static_cast<double>(j - lo) / static_cast<double>(mid - lo);
+            if (j >= mid && j < hi) v = static_cast<double>(hi - j) / static_cast<double>(hi - mid);
+            if (j == mid || v != 0) y.data[static_cast<size_t>(j * mel_bins + m)] = v;
+        }
+    }
     return y;
 }
 

@@ -57,6 +57,15 @@ struct RoiAlignSpec {
 RefTensor roi_align(const RefTensor& x, const std::vector<std::array<double, 4>>& boxes, const std::vector<int64_t>& images,
                     const RoiAlignSpec& spec);
 
+// DFT along `axis` of x [batch, signal..., 1 or 2] as ONNX defines it (the inverse scaled by
+// 1/length; inverse and one-sided: the real signal of a one-sided spectrum), by the defining sum
+// over std::complex terms.
+RefTensor dft(const RefTensor& x, int64_t axis, std::optional<int64_t> length, bool inverse, bool onesided);
+// STFT of signal [batch, samples, 1 or 2]: frames of `frame` samples every `step`, each times the
+// window (when given), transformed.
+RefTensor stft(const RefTensor& signal, int64_t step, const RefTensor* window, int64_t frame, bool onesided);
+RefTensor mel_weight_matrix(int64_t mel_bins, int64_t dft_length, int64_t sample_rate, double lower_hz, double upper_hz);
+
 enum class WindowKind { hann, hamming, blackman };
 RefTensor window(WindowKind kind, int64_t size, bool periodic);
 

@@ -220,6 +220,69 @@ std::vector<Shape> shape_window(const InferenceContext& ctx) {
     return {Shape{size}};
 }
 
+std::vector<Shape> shape_dft(const InferenceContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    if (x.rank() < 3) ctx.fail("input must be [batch, signal..., 1 or 2], got " + x.to_string());
+    const int64_t channels = x[x.rank() - 1];
+    if (channels != kDynamic && channels != 1 && channels != 2)
+        ctx.fail("the last dimension must be 1 (real) or 2 (complex), got " + x.to_string());
+    const int64_t axis_attr = ctx.attrs().get_int("axis", 1);
+    const auto rank = static_cast<int64_t>(x.rank());
+    const int64_t axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
+    if (axis < 1 || axis > rank - 2) ctx.fail("axis " + std::to_string(axis_attr) + " must be a signal axis of " + x.to_string());
+    const bool inverse = ctx.attrs().get_int("inverse", 0) != 0, onesided = ctx.attrs().get_int("onesided", 0) != 0;
+    int64_t length = x[static_cast<size_t>(axis)];
+    if (ctx.has_input(1)) {
+        if (ctx.shape(1).numel() != 1) ctx.fail("dft_length must be a scalar");
+        length = ctx.ints(1).at(0);
+        if (length < 1) ctx.fail("dft_length must be positive, got " + std::to_string(length));
+    } else if (inverse && onesided && length != kDynamic) {
+        length = 2 * (length - 1);  // the real signal a one-sided spectrum of this many bins comes from
+    }
+    std::vector<int64_t> dims = x.dims();
+    dims[static_cast<size_t>(axis)] = length == kDynamic ? kDynamic : (!inverse && onesided ? length / 2 + 1 : length);
+    dims.back() = inverse && onesided ? 1 : 2;
+    return {Shape(dims)};
+}
+
+std::vector<Shape> shape_stft(const InferenceContext& ctx) {
+    const Shape& signal = ctx.shape(0);
+    if (signal.rank() != 3 || (signal[2] != kDynamic && signal[2] != 1 && signal[2] != 2))
+        ctx.fail("signal must be [batch, length, 1 or 2], got " + signal.to_string());
+    if (ctx.shape(1).numel() != 1) ctx.fail("frame_step must be a scalar");
+    const int64_t step = ctx.ints(1).at(0);
+    if (step < 1) ctx.fail("frame_step must be positive, got " + std::to_string(step));
+    int64_t frame = kDynamic;
+    if (ctx.has_input(2)) {
+        if (ctx.shape(2).rank() != 1) ctx.fail("window must be 1-D, got " + ctx.shape(2).to_string());
+        frame = ctx.shape(2)[0];
+    }
+    if (ctx.has_input(3)) {
+        const int64_t given = ctx.ints(3).at(0);
+        if (frame != kDynamic && given != frame)
+            ctx.fail("frame_length " + std::to_string(given) + " differs from the window's " + std::to_string(frame));
+        frame = given;
+    }
+    if (!ctx.has_input(2) && !ctx.has_input(3)) ctx.fail("needs a window or a frame_length");
+    if (frame != kDynamic && frame < 1) ctx.fail("frame_length must be positive");
+    int64_t frames = kDynamic;
+    if (signal[1] != kDynamic && frame != kDynamic) {
+        if (signal[1] < frame) ctx.fail("the signal (" + std::to_string(signal[1]) + ") is shorter than a frame (" + std::to_string(frame) + ")");
+        frames = (signal[1] - frame) / step + 1;
+    }
+    const bool onesided = ctx.attrs().get_int("onesided", 1) != 0;
+    const int64_t bins = frame == kDynamic ? kDynamic : (onesided ? frame / 2 + 1 : frame);
+    return {Shape{signal[0], frames, bins, 2}};
+}
+
+std::vector<Shape> shape_mel_weight_matrix(const InferenceContext& ctx) {
+    for (size_t i = 0; i < 5; ++i)
+        if (ctx.shape(i).numel() != 1) ctx.fail("input " + std::to_string(i) + " must be a scalar");
+    const int64_t mel_bins = ctx.ints(0).at(0), dft_length = ctx.ints(1).at(0);
+    if (mel_bins < 1 || dft_length < 1) ctx.fail("num_mel_bins and dft_length must be positive");
+    return {Shape{dft_length / 2 + 1, mel_bins}};
+}
+
 std::vector<Shape> shape_recurrent(const InferenceContext& ctx) {
     const Shape& x = ctx.shape(0);
     const Shape& r = ctx.shape(2);

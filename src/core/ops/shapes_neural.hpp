@@ -38,6 +38,10 @@ std::vector<Shape> shape_matmul_integer(const InferenceContext& ctx);
 std::vector<Shape> shape_qlinear_matmul(const InferenceContext& ctx);
 // generators and recurrences
 std::vector<Shape> shape_window(const InferenceContext& ctx);
+// spectral: DFT (dft_length on the host), STFT (frame_step, frame_length), MelWeightMatrix (all)
+std::vector<Shape> shape_dft(const InferenceContext& ctx);
+std::vector<Shape> shape_stft(const InferenceContext& ctx);
+std::vector<Shape> shape_mel_weight_matrix(const InferenceContext& ctx);
 std::vector<Shape> shape_recurrent(const InferenceContext& ctx);
 // training optimizers: output j has the shape and dtype of the X it updates or the state
 // it carries (input 2 + j modulo the number of updated tensors)

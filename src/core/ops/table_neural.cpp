@@ -45,6 +45,10 @@ std::vector<OpSchema> neural_op_schemas() {
         {"HannWindow", 1, 1, 1, 1, 0, dtype_of_output_datatype, shape_window, size_on_host},
         {"HammingWindow", 1, 1, 1, 1, 0, dtype_of_output_datatype, shape_window, size_on_host},
         {"BlackmanWindow", 1, 1, 1, 1, 0, dtype_of_output_datatype, shape_window, size_on_host},
+        // Spectral transforms: what shapes the output is read on the host.
+        {"DFT", 1, 2, 1, 1, 0, same, shape_dft, host_inputs_mask({1})},
+        {"STFT", 2, 4, 1, 1, 0, same, shape_stft, host_inputs_mask({1, 3})},
+        {"MelWeightMatrix", 5, 5, 1, 1, 0, dtype_of_output_datatype, shape_mel_weight_matrix, host_inputs_mask({0, 1, 2, 3, 4})},
 
         {"RNN", 3, 6, 1, 2, 0, same, shape_recurrent},
         {"GRU", 3, 6, 1, 2, 0, same, shape_recurrent},

@@ -16,6 +16,7 @@ void register_neural_family_kernels(KernelRegistry& r) {
     register_integer_conv_kernels(r);
     register_window_kernels(r);
     register_roi_align_kernels(r);
+    register_spectral_kernels(r);
     register_recurrent_kernels(r);
     register_optimizer_kernels(r);
 }

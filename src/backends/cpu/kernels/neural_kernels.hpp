@@ -16,6 +16,7 @@ void register_integer_matmul_kernels(KernelRegistry& registry);  // MatMulIntege
 void register_integer_conv_kernels(KernelRegistry& registry);    // ConvInteger, QLinearConv
 void register_window_kernels(KernelRegistry& registry);          // Hann/Hamming/BlackmanWindow
 void register_roi_align_kernels(KernelRegistry& registry);       // RoiAlign
+void register_spectral_kernels(KernelRegistry& registry);        // DFT, STFT, MelWeightMatrix
 void register_recurrent_kernels(KernelRegistry& registry);       // RNN, GRU, LSTM
 void register_optimizer_kernels(KernelRegistry& registry);       // Adagrad, Momentum, Adam
 
