@@ -29,18 +29,6 @@
 
 namespace infer {
 
-// The batcher's queue is full, or it is shutting down: the request was not accepted.
-class Overloaded : public Error {
-public:
-    using Error::Error;
-};
-
-// The request was cancelled, or its deadline passed, before it ran.
-class Cancelled : public Error {
-public:
-    using Error::Error;
-};
-
 struct BatcherOptions {
     int64_t max_batch = 32;  // items per run
     // How long the oldest waiting item may wait for others before its batch runs anyway.

@@ -41,4 +41,17 @@ public:
     using Error::Error;
 };
 
+// A queue is full (the batcher's, or a session's asynchronous runs), or it is shutting down:
+// the request was not accepted. Retry later.
+class Overloaded : public Error {
+public:
+    using Error::Error;
+};
+
+// The request was cancelled, or its deadline passed, before it ran.
+class Cancelled : public Error {
+public:
+    using Error::Error;
+};
+
 }  // namespace infer

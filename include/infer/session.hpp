@@ -9,6 +9,7 @@
 #include <infer/memory.hpp>
 #include <infer/profile.hpp>
 
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -41,6 +42,10 @@ struct SessionOptions {
     // one launch per run). The first run of each plan runs node by node; capture happens on
     // the second. Off: every run launches node by node.
     bool graph_capture = true;
+    // run_async: runs waiting at most (beyond, run_async throws Overloaded), and the worker
+    // threads that run them (started with the first asynchronous run).
+    size_t max_queued_async_runs = 64;
+    size_t async_workers = 2;
 };
 
 // Where each node of a plan runs, and why when it is not the requested device.
@@ -88,6 +93,13 @@ public:
     // The same as run(inputs), timing every step on its device's clock (see profile.hpp);
     // slower than run().
     Batch run(const Batch& inputs, RunProfile& profile) const;
+    // Queues a run and returns at once; one of the session's worker threads runs it (planning,
+    // copies, kernels and the final synchronization), so the calling thread stays free. The
+    // inputs are shared, not copied: leave them unchanged until the future is ready. The
+    // future gives the outputs, or the run's error (InvalidArgument, ...). Throws Overloaded
+    // when max_queued_async_runs runs are already waiting. Destroying the session cancels runs
+    // still waiting (their futures throw Cancelled) and waits for those being run.
+    std::future<Batch> run_async(Batch inputs) const;
 
     const SessionOptions& options() const;
     const Graph& graph() const;

@@ -1,5 +1,6 @@
 // Session: input validation, the plan cache (one plan per input signature) and a pool of
 // execution contexts per plan so that concurrent runs never share buffers.
+#include "core/executor/async_runs.hpp"
 #include "core/executor/executor.hpp"
 #include "core/log.hpp"
 #include "core/passes/lower_precision.hpp"
@@ -131,6 +132,9 @@ struct Session::Impl {
     // f16: nodes computed in f32 because a run found their f16 results out of range.
     std::set<std::string> keep_f32;
     std::set<std::string> source_nodes;  // names of the nodes lowering starts from
+    // Made with the first run_async. Last, so that it is destroyed first: its workers run on
+    // everything above.
+    std::unique_ptr<detail::AsyncRuns> async;
 
     Impl(Graph g, SessionOptions o)
         : graph(std::move(g)), options(std::move(o)), plans(options.max_cached_plans),
@@ -208,6 +212,21 @@ Session::Session(Graph graph, SessionOptions options)
         signature.devices.push_back(Device::CPU);
     }
     impl_->plan_for(signature);
+}
+
+std::future<Batch> Session::run_async(Batch inputs) const {
+    {
+        std::lock_guard lock(impl_->mutex);
+        if (!impl_->async) {
+            if (impl_->options.async_workers == 0 || impl_->options.max_queued_async_runs == 0)
+                throw InvalidArgument("run_async needs async_workers and max_queued_async_runs of at least 1");
+            Impl* impl = impl_.get();
+            impl_->async = std::make_unique<detail::AsyncRuns>(
+                [impl](const Batch& batch) { return impl->run(batch, nullptr, nullptr); }, impl_->options.max_queued_async_runs,
+                impl_->options.async_workers);
+        }
+    }
+    return impl_->async->submit(std::move(inputs));
 }
 
 Session::~Session() = default;

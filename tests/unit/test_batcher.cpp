@@ -218,13 +218,14 @@ TEST_CASE("items must match the first item's inputs", "[batcher][errors]") {
 
 namespace {
 
-// A device whose Relu takes 3 ms longer than the CPU's; a session placed on it runs its other
-// nodes on the CPU (fallback), so it computes the same, only slower.
+// A device whose Relu takes 25 ms longer than the CPU's (a margin no load on a busy CI machine,
+// sanitizers included, inverts; 3 ms did, once); a session placed on it runs its other nodes on
+// the CPU (fallback), so it computes the same, only slower.
 class SlowBackend final : public test_support::HostTestBackend {
 public:
     SlowBackend() : HostTestBackend("slow") {
         kernels_.add("Relu", DType::f32, [](KernelContext& ctx) {
-            std::this_thread::sleep_for(3ms);
+            std::this_thread::sleep_for(25ms);
             const float* x = ctx.input(0).data<float>();
             float* y = ctx.output(0).data<float>();
             for (int64_t i = 0; i < ctx.output(0).numel(); ++i) y[i] = x[i] > 0 ? x[i] : 0;

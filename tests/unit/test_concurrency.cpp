@@ -9,6 +9,8 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <future>
+#include <memory>
 #include <cmath>
 #include <cstdint>
 #include <mutex>
@@ -182,4 +184,77 @@ TEST_CASE("CPU thread pools serve parallel_for from many threads while pools com
     done.store(true);
     churner.join();
     CHECK(wrong.load() == 0);
+}
+
+namespace {
+
+// A chain of square products, slow enough (tens of milliseconds) that a queue fills behind it.
+Graph slow_graph() {
+    constexpr int64_t kWidth = 384;
+    GraphBuilder b("slow_chain");
+    Value x = b.input("x", DType::f32, {kDynamic, kWidth});
+    for (int i = 0; i < 8; ++i)
+        x = b.relu(b.matmul(x, b.constant(Tensor::from_vector(pseudo_random(kWidth * kWidth, 10 + i), {kWidth, kWidth}))));
+    b.output("y", x);
+    return b.build();
+}
+
+}  // namespace
+
+TEST_CASE("run_async from several threads gives what run gives, and errors arrive through the future", "[concurrency]") {
+    const Session session(attention_graph());
+    std::vector<Tensor> inputs;
+    for (int i = 0; i < 12; ++i)
+        inputs.push_back(Tensor::from_vector(pseudo_random(static_cast<size_t>((1 + i % 3) * (4 + i % 5) * kHidden), 100 + i),
+                                             {1 + i % 3, 4 + i % 5, kHidden}));
+    std::vector<std::vector<float>> want;
+    for (const Tensor& x : inputs) want.push_back(session.run({{"x", x}})["y"].to_vector<float>());
+
+    std::vector<std::future<Batch>> futures(inputs.size());
+    std::vector<std::thread> callers;
+    for (size_t t = 0; t < 3; ++t)
+        callers.emplace_back([&, t] {
+            for (size_t i = t; i < inputs.size(); i += 3) futures[i] = session.run_async({{"x", inputs[i]}});
+        });
+    for (auto& caller : callers) caller.join();
+    for (size_t i = 0; i < inputs.size(); ++i) CHECK(futures[i].get()["y"].to_vector<float>() == want[i]);
+
+    auto bad = session.run_async({{"x", Tensor::from_vector(std::vector<float>(6, 1.0f), {2, 3})}});
+    CHECK_THROWS_AS(bad.get(), InvalidArgument);
+    CHECK(session.run_async({{"x", inputs[0]}}).get()["y"].to_vector<float>() == want[0]);  // still usable
+}
+
+TEST_CASE("run_async's queue is bounded (Overloaded), and destroying the session cancels what waits", "[concurrency]") {
+    SessionOptions options;
+    options.max_queued_async_runs = 2;
+    options.async_workers = 1;
+    auto session = std::make_unique<Session>(slow_graph(), options);
+    const Tensor x = Tensor::from_vector(pseudo_random(64 * 384, 7), {64, 384});
+    std::vector<std::future<Batch>> accepted;
+    size_t refused = 0;
+    for (int i = 0; i < 12; ++i) {
+        try {
+            accepted.push_back(session->run_async({{"x", x}}));
+        } catch (const Overloaded&) {
+            ++refused;
+        }
+    }
+    // One run at a time on the worker, at most two waiting: most submissions in a tight loop are refused.
+    CHECK(refused >= 6);
+    CHECK(accepted.size() + refused == 12);
+    session.reset();  // waits for the run in progress, cancels the waiting ones
+    size_t done = 0, cancelled = 0;
+    for (auto& f : accepted) {
+        Batch out;
+        try {
+            out = f.get();
+        } catch (const Cancelled&) {
+            ++cancelled;
+            continue;
+        }
+        CHECK(out["y"].shape() == Shape{64, 384});
+        ++done;
+    }
+    CHECK(done >= 1);
+    CHECK(done + cancelled == accepted.size());
 }
