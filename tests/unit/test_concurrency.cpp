@@ -242,6 +242,16 @@ TEST_CASE("run_async's queue is bounded (Overloaded), and destroying the session
     // One run at a time on the worker, at most two waiting: most submissions in a tight loop are refused.
     CHECK(refused >= 6);
     CHECK(accepted.size() + refused == 12);
+    // Once the first has run, fill the queue again: the worker is busy with a run of tens of
+    // milliseconds, so runs are still waiting when the session goes.
+    accepted.front().wait();
+    for (;;) {
+        try {
+            accepted.push_back(session->run_async({{"x", x}}));
+        } catch (const Overloaded&) {
+            break;
+        }
+    }
     session.reset();  // waits for the run in progress, cancels the waiting ones
     size_t done = 0, cancelled = 0;
     for (auto& f : accepted) {
@@ -256,5 +266,6 @@ TEST_CASE("run_async's queue is bounded (Overloaded), and destroying the session
         ++done;
     }
     CHECK(done >= 1);
+    CHECK(cancelled >= 1);
     CHECK(done + cancelled == accepted.size());
 }
