@@ -93,6 +93,41 @@ class Setup(NamedTuple):
 def setup(torch, doc, name):
     """Setup for the document's model with TF32 off, or None (having said why) when there is
     no PyTorch module for it."""
+    try:
+        module, input_names = load_module(doc["model"]["name"])
+    except Exception as error:  # any failure to build the model only means no torch peer
+        print(f"{name}: skipped: no PyTorch module for {doc['model']['name']}: {error}")
+        return None
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    settings = doc["settings"]
+    timing = (settings["warmup"], settings["min_time_s"], settings["min_runs"])
+    return Setup(module, input_names, input_specs(doc), doc["model"]["sequence"], timing)
+
+
+def cpu_run(torch, module, host_inputs):
+    def run_once():
+        with torch.inference_mode():
+            return module(*host_inputs)
+
+    return run_once
+
+
+def measure_points(doc, points, include_cpu=True):
+    """[(point, timing summary)] for the cuda points (when torch has a GPU) and, with
+    include_cpu, the cpu f32 points; says why it skips the others."""
+    try:
+        import torch
+    except ImportError:
+        print(f"{NAME}: skipped: torch is not installed")
+        return []
+    gpu_points = [p for p in points if p.device.startswith("cuda")]
+    if gpu_points and not torch.cuda.is_available():
+        print(f"{NAME}: torch sees no GPU: no peer for the {len(gpu_points)} cuda points")
+        gpu_points = []
+    cpu_points = [p for p in points if include_cpu and p.device == "cpu" and p.precision == "f32"]
+    if not gpu_points and not cpu_points:
+        return []
     ready = setup(torch, doc, NAME)
     if ready is None:
         return []

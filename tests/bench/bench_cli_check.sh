@@ -59,6 +59,17 @@ grep -q "<svg" "$work/report.html" || fail "report has no chart"
 cat "$work/estimate.txt"
 grep -q "cpu f32 batch 64: cpu: weights .* (fits)" "$work/estimate.txt" || fail "estimate output"
 
+# The PyTorch peer on the same document, where the models' venv has torch (the GPU machine's
+# bench mode depends on it; a refactor once left it without its measure_points).
+venv_python=${INFER_PYTHON:-${INFER_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/infer/venv}/bin/python}
+if [[ -x "$venv_python" ]] && "$venv_python" -c 'import torch, transformers' 2>/dev/null; then
+  "$venv_python" "$(dirname "$0")/../../bench/peers/compare.py" "$work/bench.json" --peers torch \
+    --out "$work/bench-peers.json" >"$work/peers.txt" 2>&1 || { cat "$work/peers.txt"; fail "torch peer"; }
+  python3 -c 'import json, sys; doc = json.load(open(sys.argv[1])); assert any(p["peer"] == "torch" for p in doc["peers"]), doc.get("peers")' \
+    "$work/bench-peers.json" || fail "torch peer JSON"
+  echo "torch peer ok"
+fi
+
 "$bench" --from-json "$work/bench.json" --report "$work/again.html" >/dev/null || fail "--from-json"
 cmp -s "$work/report.html" "$work/again.html" || fail "re-rendered report differs"
 
