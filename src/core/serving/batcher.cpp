@@ -312,18 +312,23 @@ struct Batcher::State {
         } catch (...) {
             error = std::current_exception();
         }
+        {
+            // Counted before the answers go out: a caller that has its answer sees it in stats().
+            std::lock_guard lock(mutex);
+            if (routed) {
+                in_flight_ms[session] -= estimate_ms;
+                ++stats.batches_per_session[session];
+            }
+            ++stats.batches;
+            if (stats.batch_sizes.size() <= batch.size()) stats.batch_sizes.resize(batch.size() + 1, 0);
+            ++stats.batch_sizes[batch.size()];
+            (error ? stats.failed : stats.completed) += batch.size();
+            for (const Request& r : batch) record_latency(r.arrived);
+        }
+        // Answered outside the lock (callbacks may call back into the batcher), then no longer running.
         for (size_t i = 0; i < batch.size(); ++i) answer(batch[i], error, error ? Batch{} : std::move(results[i]));
         std::lock_guard lock(mutex);
         running -= batch.size();
-        if (routed) {
-            in_flight_ms[session] -= estimate_ms;
-            ++stats.batches_per_session[session];
-        }
-        ++stats.batches;
-        if (stats.batch_sizes.size() <= batch.size()) stats.batch_sizes.resize(batch.size() + 1, 0);
-        ++stats.batch_sizes[batch.size()];
-        (error ? stats.failed : stats.completed) += batch.size();
-        for (const Request& r : batch) record_latency(r.arrived);
         idle.notify_all();
     }
 
