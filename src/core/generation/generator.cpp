@@ -51,13 +51,6 @@ DType cache_type_for(Precision precision) {
 
 Tensor i64_tensor(std::vector<int64_t> values, Shape shape) { return Tensor::from_vector(values, shape); }
 
-Tensor on_device(const Tensor& host, Device device) {
-    if (device.is_cpu()) return host;
-    Tensor copy = Tensor::empty(host.dtype(), host.shape(), device);
-    copy.copy_from(host);
-    return copy;
-}
-
 // The caches of one call and the step runs over them.
 class CachedDecoder {
 public:
@@ -82,10 +75,10 @@ public:
         next_tokens_ = device.is_cpu() ? Tensor::empty(DType::i64, next_shape) : Tensor::empty_pinned(DType::i64, next_shape, device);
         // The two logit biases: nothing forbidden, and the stop tokens forbidden (before min_new_tokens).
         std::vector<float> bias(static_cast<size_t>(model.vocabulary), 0.0f);
-        allowed_ = on_device(Tensor::from_vector(bias, Shape{model.vocabulary}), device);
+        allowed_ = Tensor::from_vector(bias, Shape{model.vocabulary}).to(device);
         for (int64_t token : stops)
             if (token >= 0 && token < model.vocabulary) bias[static_cast<size_t>(token)] = -std::numeric_limits<float>::infinity();
-        stops_forbidden_ = on_device(Tensor::from_vector(bias, Shape{model.vocabulary}), device);
+        stops_forbidden_ = Tensor::from_vector(bias, Shape{model.vocabulary}).to(device);
     }
 
     size_t rows() const { return rows_; }
