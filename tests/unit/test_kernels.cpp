@@ -115,3 +115,46 @@ TEST_CASE("nodes compile once per plan and constants prepack once per session", 
     CHECK(session.memory().workspace_bytes >= 128);
     CHECK(session.memory().weights_bytes >= 2 * 6 * sizeof(float));  // the weight and its prepacked copy
 }
+
+TEST_CASE("bad RoiAlign, STFT and DFT inputs are clear errors and the session stays usable", "[kernels][errors]") {
+    using namespace infer;
+    {
+        GraphBuilder b("roi");
+        const Value x = b.input("x", DType::f32, {kDynamic, 2, 6, 6});
+        const Value rois = b.input("rois", DType::f32, {kDynamic, 4});
+        const Value images = b.input("images", DType::i64, {kDynamic});
+        b.output("y", b.op1("RoiAlign", {x, rois, images}, {{"output_height", int64_t{2}}, {"output_width", int64_t{2}}}));
+        const Session session(b.build());
+        const Tensor map = Tensor::from_vector(std::vector<float>(2 * 2 * 36, 1.0f), {2, 2, 6, 6});
+        const Tensor boxes = Tensor::from_vector(std::vector<float>{0, 0, 4, 4}, {1, 4});
+        try {
+            session.run({{"x", map}, {"rois", boxes}, {"images", Tensor::from_vector(std::vector<int64_t>{5}, {1})}});
+            FAIL("an image index past the batch was accepted");
+        } catch (const InvalidArgument& e) {
+            CHECK_THAT(std::string(e.what()), Catch::Contains("outside the batch of 2"));
+        }
+        const Batch out = session.run({{"x", map}, {"rois", boxes}, {"images", Tensor::from_vector(std::vector<int64_t>{1}, {1})}});
+        CHECK(out["y"].shape() == Shape{1, 2, 2, 2});
+        CHECK(out["y"].to_vector<float>() == std::vector<float>(8, 1.0f));  // the average of ones
+    }
+    {
+        GraphBuilder b("stft");
+        const Value signal = b.input("signal", DType::f32, {1, kDynamic, 1});
+        b.output("y", b.op1("STFT", {signal, b.constant_i64({4}), Value{}, b.constant_i64({16})}));
+        const Session session(b.build());
+        try {
+            session.run({{"signal", Tensor::from_vector(std::vector<float>(10, 0.5f), {1, 10, 1})}});
+            FAIL("a signal shorter than a frame was accepted");
+        } catch (const Error& e) {
+            CHECK_THAT(std::string(e.what()), Catch::Contains("shorter than a frame"));
+        }
+        CHECK(session.run({{"signal", Tensor::from_vector(std::vector<float>(24, 0.5f), {1, 24, 1})}})["y"].shape() ==
+              Shape{1, 3, 9, 2});
+    }
+    {
+        GraphBuilder b("dft");
+        const Value x = b.input("x", DType::f32, {2, 8, 1});
+        b.output("y", b.op1("DFT", {x}, {{"axis", int64_t{2}}}));  // the real/imaginary axis is no signal axis
+        CHECK_THROWS_WITH(Session(b.build()), Catch::Contains("must be a signal axis"));
+    }
+}
