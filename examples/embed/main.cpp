@@ -1,6 +1,6 @@
 // embed: sentence embeddings with all-MiniLM-L6-v2 (or another BERT-family sentence encoder),
 // and how similar the sentences are.
-//   embed [--device cpu|cuda] [--precision f32|f16|bf16] [--model DIR] [--json] SENTENCE...
+//   embed [--device cpu|cuda] [--precision f32|f16|bf16|int8] [--model DIR] [--json] SENTENCE...
 // The model folder is either a Hugging Face one (config.json, model.safetensors, tokenizer.json,
 // and for sentence-transformers models modules.json and 1_Pooling/: the graph is built from the
 // checkpoint and pools itself), or one exported by scripts/models/prepare.sh (model.onnx,
@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> sentences;
     bool json = false;
     app.add_option("--device", device, "cpu, cuda, cuda:N");
-    app.add_option("--precision", precision, "f32, f16 or bf16");
+    app.add_option("--precision", precision, "f32, f16, bf16 or int8 (CPU)");
     app.add_option("--model", model_dir, "a Hugging Face folder (config.json, model.safetensors, tokenizer.json), or one "
                                          "with model.onnx and vocab.txt (default: $INFER_MODEL_DIR, else "
                                          ".cache/models/all-MiniLM-L6-v2 of the source tree)");

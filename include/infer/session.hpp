@@ -17,7 +17,7 @@
 
 namespace infer {
 
-enum class Precision { f32, f16, bf16 };
+enum class Precision { f32, f16, bf16, int8 };
 std::string_view precision_name(Precision precision);
 Precision parse_precision(std::string_view name);  // throws InvalidArgument
 
@@ -26,6 +26,9 @@ struct SessionOptions {
     // f16/bf16: matrix ops and their weights in that type (converted once), sensitive ops
     // (reductions, softmax, normalization, pow/exp/log/sqrt/erf) in f32, inputs and outputs
     // still f32 at the interface.
+    // int8: products by a weight (MatMul, with its bias and activation) in 8-bit integers, the
+    // weight quantized once per output column, activations per row at run time (dynamic
+    // quantization); every other op in f32. CPU only so far.
     Precision precision = Precision::f32;
     int threads = 0;                     // CPU threads for kernels; 0 = all cores
     bool strict = false;                 // fail (Unsupported) rather than fall back to the CPU

@@ -24,12 +24,13 @@ std::string_view precision_name(Precision precision) {
         case Precision::f32: return "f32";
         case Precision::f16: return "f16";
         case Precision::bf16: return "bf16";
+        case Precision::int8: return "int8";
     }
     return "?";
 }
 
 Precision parse_precision(std::string_view name) {
-    for (Precision p : {Precision::f32, Precision::f16, Precision::bf16})
+    for (Precision p : {Precision::f32, Precision::f16, Precision::bf16, Precision::int8})
         if (precision_name(p) == name) return p;
     throw InvalidArgument("unknown precision '" + std::string(name) + "' (expected f32, f16 or bf16)");
 }

@@ -91,6 +91,29 @@ std::vector<Case> fused_cases() {
         fused.accumulates = true;
         c.push_back(fused);
     }
+
+    // QuantizedMatMul (precision int8): FusedMatMul with the weight quantized per column (s8)
+    // and A per row (u8), against the same quantization carried out here in f32 steps, then the
+    // exact integer product dequantized in f64. The weight is an input here, so this covers
+    // the kernel's run-time quantization; tests/unit/test_int8.cpp covers the packed constant.
+    for (const auto& s : std::vector<MatMulSpec>{{{3, 4}, 5, true, ""}, {{2, 3, 70}, 33, true, "Gelu"}, {{1, 131}, 17, false, "Relu"}}) {
+        const int64_t k = s.a[s.a.rank() - 1];
+        std::vector<InputSpec> inputs{x("A", s.a), x("B", {k, s.n})};
+        if (s.bias) inputs.push_back(x("Bias", {s.n}));
+        infer::Attributes attrs;
+        if (!s.activation.empty()) attrs.set("activation", s.activation);
+        Case quantized{"QuantizedMatMul", s.a.to_string() + " n " + std::to_string(s.n) + (s.bias ? " bias " : " ") + s.activation,
+                       inputs, node("QuantizedMatMul", attrs), [s, k](const auto& v, DType) {
+                           RefTensor y = ref::quantized_matmul(v[0], v[1]);
+                           if (s.bias) y = ref::binary(y, v[2], [](double a, double b) { return a + b; });
+                           if (s.activation == "Relu") y = ref::unary(y, [](double t) { return t > 0 ? t : 0.0; });
+                           if (s.activation == "Gelu") y = ref::unary(y, [](double t) { return ref::gelu(t, false); });
+                           return std::vector{y};
+                       }};
+        quantized.dtypes = {DType::f32};
+        quantized.accumulates = true;
+        c.push_back(quantized);
+    }
     return c;
 }
 

@@ -86,5 +86,8 @@ RefTensor global_average_pool(const RefTensor& x);
 // heads merged into [B, Sq, H·Dv]; the bias broadcasts to [B, H, Sq, Sk].
 RefTensor attention(const RefTensor& q, const RefTensor& k, const RefTensor& v, const RefTensor* bias,
                     int64_t heads, double scale);
+// QuantizedMatMul's product A·B, A [..., K] quantized per row to u8 and B [K, N] per column to
+// s8 in the f32 steps the op defines (table_fused.cpp), the integer product dequantized.
+RefTensor quantized_matmul(const RefTensor& a, const RefTensor& b);
 
 }  // namespace ref

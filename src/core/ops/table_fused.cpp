@@ -74,6 +74,9 @@ std::vector<OpSchema> fused_op_schemas() {
         // name, inputs min/max, outputs min/max, kernel dtype input, dtype rule, shapes,
         // host inputs
         {"FusedMatMul", 2, 3, 1, 1, 0, same, shape_fused_matmul, 0, kFusedLow},
+        // FusedMatMul's int8 form (precision = int8): the same inputs, the f32 weight quantized
+        // by the backend when it compiles the node, A quantized per row at run time.
+        {"QuantizedMatMul", 2, 3, 1, 1, 0, same, shape_fused_matmul, 0, kFusedF32},
         // keeps_f32 as LayerNormalization does: the residual stream stays in f32.
         {"AddLayerNormalization", 3, 4, 1, 2, 0, same, shape_add_layer_norm, 0, kFusedF32},
         // Low like the products it is made of; the softmax is computed in f32 inside.

@@ -8,7 +8,8 @@ bool PassContext::target_runs(std::string_view op) const {
     const OpSchema* schema = find_op(op);
     if (!schema) return false;
     DType dtype = DType::f32;
-    if (precision != Precision::f32 && schema->traits.precision != PrecisionClass::keeps_f32)
+    const bool lowered = precision == Precision::f16 || precision == Precision::bf16;
+    if (lowered && schema->traits.precision != PrecisionClass::keeps_f32)
         dtype = precision == Precision::f16 ? DType::f16 : DType::bf16;
     return target.kernels().find(std::string(op), dtype) != nullptr;
 }
@@ -19,6 +20,7 @@ const std::vector<NamedPass>& session_passes() {
         {"fuse_attention", fuse_attention},
         {"fuse_matmul_epilogue", fuse_matmul_epilogue},
         {"fuse_add_layer_norm", fuse_add_layer_norm},
+        {"quantize_products", quantize_products},
         {"lower_precision", lower_precision_pass},
     };
     return passes;

@@ -1,7 +1,7 @@
 #pragma once
 // The passes a session runs on its graph before planning, in one ordered list: fusions first
-// (each only where the target backend has a kernel for the fused op), then the f16/bf16
-// lowering. Every pass works on a Rewriter, which keeps the graph's producer/consumer index.
+// (each only where the target backend has a kernel for the fused op), then the int8
+// quantization or the f16/bf16 lowering. Every pass works on a Rewriter, which keeps the graph's producer/consumer index.
 #include "core/ir/graph_ir.hpp"
 #include "core/passes/rewriter.hpp"
 
@@ -50,6 +50,8 @@ void fuse_attention(Rewriter& rewriter, const PassContext& context);
 void fuse_matmul_epilogue(Rewriter& rewriter, const PassContext& context);
 // Residual Add + LayerNormalization (fuse_add_layer_norm.cpp).
 void fuse_add_layer_norm(Rewriter& rewriter, const PassContext& context);
+// Products by a weight to QuantizedMatMul at precision int8 (quantize_products.cpp).
+void quantize_products(Rewriter& rewriter, const PassContext& context);
 // f16/bf16 lowering at those precisions (lower_precision.cpp).
 void lower_precision_pass(Rewriter& rewriter, const PassContext& context);
 

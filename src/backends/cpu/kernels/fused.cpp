@@ -128,6 +128,7 @@ void register_fused_kernels(KernelRegistry& r) {
     add_16bit_weight_product(r, "FusedMatMul", fused_matmul_epilogue);
     add_floating(r, "AddLayerNormalization", add_layer_norm_kernel);
     add_floating(r, "Attention", attention_kernel);
+    register_quantized_matmul_kernel(r);
 }
 
 }  // namespace infer::cpu

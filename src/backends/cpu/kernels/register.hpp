@@ -10,5 +10,6 @@ void register_indexing_family_kernels(KernelRegistry& registry);  // table_index
 void register_neural_family_kernels(KernelRegistry& registry);    // table_neural.cpp's ops
 void register_control_family_kernels(KernelRegistry& registry);   // table_control.cpp's ops
 void register_fused_kernels(KernelRegistry& registry);            // table_fused.cpp's ops
+void register_quantized_matmul_kernel(KernelRegistry& registry);  // QuantizedMatMul, of the fused family
 
 }  // namespace infer::cpu

@@ -1,0 +1,129 @@
+// QuantizedMatMul (core/ops/table_fused.cpp): the int8 form of FusedMatMul that
+// `precision = int8` makes of products by a weight. The weight is quantized once per session,
+// symmetric per output column (s8, scale max|W[:, n]| / 127), and packed for the int8 kernel;
+// each run quantizes A per row (u8, asymmetric: the row's range including 0 over 255 steps),
+// multiplies exactly in i32, and the epilogue dequantizes, adds the bias and applies the
+// activation while the tile is in cache:
+//   y[r, n] = (acc[r, n] - zero[r] · Σ_k Wq[k, n]) · scale[r] · wscale[n] + bias[n]
+#include "backends/cpu/kernels/int8_gemm.hpp"
+#include "backends/cpu/kernels/kernel_util.hpp"
+#include "backends/cpu/kernels/parallel.hpp"
+#include "backends/cpu/kernels/quantized_rows.hpp"
+#include "backends/cpu/kernels/register.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace infer::cpu {
+
+namespace {
+
+enum class Activation { none, relu, gelu };
+
+// Quantizes W [K, N] (f32) per column and packs it; the column scales follow the packed bytes.
+Tensor quantize_weight(const Int8WeightLayout& layout, const Tensor& w) {
+    const int64_t k = layout.k, n = layout.n;
+    const float* pw = w.data<float>();
+    std::vector<float> scale(static_cast<size_t>(n), 0.0f);
+    for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < n; ++j) scale[j] = std::max(scale[j], std::fabs(pw[i * n + j]));
+    for (float& s : scale) s = s > 0 ? s / 127.0f : 1.0f;
+    std::vector<int8_t> q(static_cast<size_t>(k * n));
+    for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < n; ++j)
+            q[i * n + j] = static_cast<int8_t>(std::clamp(std::nearbyint(pw[i * n + j] / scale[j]), -127.0f, 127.0f));
+    const Tensor packed = pack_int8_weight(layout, q.data(), n);
+    Tensor out = Tensor::empty(DType::u8, Shape({layout.bytes + n * int64_t{sizeof(float)}}));
+    std::copy_n(packed.data<uint8_t>(), layout.bytes, out.data<uint8_t>());
+    std::copy_n(scale.data(), n, reinterpret_cast<float*>(out.data<uint8_t>() + layout.bytes));
+    return out;
+}
+
+struct Dequantize {
+    const QuantizedRows* rows;
+    const int32_t* column_sums;
+    const float* column_scales;
+    const float* bias;
+    float* y;
+    int64_t n;
+    Activation activation;
+
+    static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
+        const auto& d = *static_cast<const Dequantize*>(self);
+        for (int64_t r = 0; r < rows; ++r) {
+            const int32_t zero = d.rows->zero[row0 + r];
+            const float scale = d.rows->scale[row0 + r];
+            float* out = d.y + (row0 + r) * d.n + col0;
+            const int32_t* in = acc + r * ld;
+            for (int64_t c = 0; c < cols; ++c) {
+                float v = static_cast<float>(in[c] - zero * d.column_sums[col0 + c]) * (scale * d.column_scales[col0 + c]);
+                if (d.bias) v += d.bias[col0 + c];
+                if (d.activation == Activation::relu) v = std::max(v, 0.0f);
+                out[c] = v;
+            }
+            if (d.activation == Activation::gelu)
+                for (int64_t c = 0; c < cols; ++c) out[c] = 0.5f * out[c] * (1.0f + std::erf(out[c] * float(M_SQRT1_2)));
+        }
+    }
+};
+
+class QuantizedMatMulKernel final : public CompiledKernel {
+public:
+    explicit QuantizedMatMulKernel(const CompileContext& c) {
+        const NodeSignature& node = c.node();
+        const Shape& a = node.input_shapes[0];
+        const Shape& w = node.input_shapes[1];
+        k_ = w[0];
+        n_ = w[1];
+        rows_ = 1;
+        for (size_t i = 0; i + 1 < a.rank(); ++i) rows_ *= a[i];
+        layout_ = int8_weight_layout(int8_kernel(), k_, n_);
+        const std::string activation = node.attributes->get_string("activation", "");
+        activation_ = activation == "Relu" ? Activation::relu : activation == "Gelu" ? Activation::gelu : Activation::none;
+        if (c.constant(1)) {
+            const Int8WeightLayout layout = layout_;
+            weight_ = c.prepacked(1, "int8/" + std::string(int8_kernel_name(layout.kernel)),
+                                  [layout](const Tensor& value) { return quantize_weight(layout, value); });
+        }
+    }
+
+    size_t workspace_bytes() const override { return quantized_rows_bytes(rows_, int8_row_stride(layout_)); }
+
+    void run(KernelContext& ctx) const override {
+        const Tensor& a = ctx.input(0);
+        Tensor& out = ctx.output(0);
+        if (out.numel() == 0) return;
+        // A weight computed at run time (never made by the pass, but legal) is quantized per run.
+        const Tensor weight = weight_.defined() ? weight_ : quantize_weight(layout_, ctx.input(1));
+        const auto* packed = weight.data<uint8_t>();
+        const int64_t rows = out.numel() / n_;
+        const QuantizedRows q = quantize_rows(a.data<float>(), rows, k_, int8_row_stride(layout_),
+                                              ctx.workspace(quantized_rows_bytes(rows, int8_row_stride(layout_))));
+        Dequantize d{&q,
+                     packed_column_sums(layout_, packed),
+                     reinterpret_cast<const float*>(packed + layout_.bytes),
+                     ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr,
+                     out.data<float>(),
+                     n_,
+                     activation_};
+        gemm_u8s8(layout_, packed, q.values, rows, &Dequantize::tile, &d);
+    }
+
+private:
+    int64_t k_ = 0, n_ = 0, rows_ = 0;
+    Int8WeightLayout layout_{};
+    Activation activation_ = Activation::none;
+    Tensor weight_;
+};
+
+}  // namespace
+
+void register_quantized_matmul_kernel(KernelRegistry& r) {
+    r.add_compiled("QuantizedMatMul", DType::f32,
+                   [](const CompileContext& c) { return std::make_unique<QuantizedMatMulKernel>(c); });
+}
+
+}  // namespace infer::cpu

@@ -1,0 +1,246 @@
+#include "backends/cpu/kernels/int8_gemm.hpp"
+
+#include "backends/cpu/kernels/parallel.hpp"
+
+#include <infer/error.hpp>
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace infer::cpu {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Tile shapes: rows of A per tile and panels of B per tile, chosen so that the accumulators,
+// the weight registers and one broadcast A value fill the register file without spilling
+// (VNNI: 6×4 + 4 of 32 zmm; AVX2: 4×3 + 3 + 1 of 16 ymm).
+struct TileShape {
+    int rows, panels;
+};
+TileShape tile_shape(Int8Kernel kernel) {
+    return kernel == Int8Kernel::avx512_vnni ? TileShape{6, 4} : TileShape{4, 3};
+}
+constexpr int64_t kMaxTileRows = 6, kMaxTileCols = 64;
+
+// ---- AVX-512 VNNI: panels of 16 columns, K in groups of 4 bytes; one vpdpbusd per group
+// and panel adds four u8×s8 products into each of 16 i32 lanes.
+template <int R, int P>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile_vnni(const uint8_t* a, int64_t lda,
+                                                                       const uint8_t* b, int64_t panel_bytes,
+                                                                       int64_t groups, int32_t* acc) {
+    __m512i sum[R][P];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p) sum[r][p] = _mm512_setzero_si512();
+    for (int64_t g = 0; g < groups; ++g) {
+        __m512i w[P];
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p) w[p] = _mm512_loadu_si512(b + p * panel_bytes + g * 64);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            int32_t four;
+            std::memcpy(&four, a + r * lda + g * 4, 4);
+            const __m512i x = _mm512_set1_epi32(four);
+#pragma GCC unroll 4
+            for (int p = 0; p < P; ++p) sum[r][p] = _mm512_dpbusd_epi32(sum[r][p], x, w[p]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p) _mm512_storeu_si512(acc + r * kMaxTileCols + p * 16, sum[r][p]);
+}
+
+// ---- AVX2: panels of 8 columns, K in pairs of i16; vpmaddwd multiplies the pair of A (one
+// broadcast i32) by each column's pair and adds the two products into its i32 lane.
+template <int R, int P>
+__attribute__((target("avx2"))) void tile_avx2(const int16_t* a, int64_t lda, const uint8_t* b, int64_t panel_bytes,
+                                               int64_t groups, int32_t* acc) {
+    __m256i sum[R][P];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p) sum[r][p] = _mm256_setzero_si256();
+    for (int64_t g = 0; g < groups; ++g) {
+        __m256i w[P];
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p)
+            w[p] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + p * panel_bytes + g * 32));
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+            int32_t pair;
+            std::memcpy(&pair, a + r * lda + g * 2, 4);
+            const __m256i x = _mm256_set1_epi32(pair);
+#pragma GCC unroll 4
+            for (int p = 0; p < P; ++p) sum[r][p] = _mm256_add_epi32(sum[r][p], _mm256_madd_epi16(x, w[p]));
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p)
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + r * kMaxTileCols + p * 8), sum[r][p]);
+}
+
+// ---- portable: the AVX2 layout in plain C++.
+void tile_portable(int rows, int panels, const int16_t* a, int64_t lda, const uint8_t* b, int64_t panel_bytes,
+                   int64_t groups, int32_t* acc) {
+    for (int r = 0; r < rows; ++r)
+        for (int p = 0; p < panels; ++p) {
+            const auto* w = reinterpret_cast<const int16_t*>(b + p * panel_bytes);
+            int32_t* out = acc + r * kMaxTileCols + p * 8;
+            for (int c = 0; c < 8; ++c) out[c] = 0;
+            for (int64_t g = 0; g < groups; ++g)
+                for (int c = 0; c < 8; ++c)
+                    out[c] += int32_t{a[r * lda + 2 * g]} * w[g * 16 + 2 * c] + int32_t{a[r * lda + 2 * g + 1]} * w[g * 16 + 2 * c + 1];
+        }
+}
+
+// Run-time rows and panels to the template instance that has them in registers.
+template <template <int, int> class Table, int R = 1>
+auto pick(int rows, int panels) {
+    if constexpr (R < Table<1, 1>::max_rows) {
+        if (rows > R) return pick<Table, R + 1>(rows, panels);
+    }
+    switch (panels) {
+        case 1: return Table<R, 1>::fn;
+        case 2: return Table<R, 2>::fn;
+        case 3: return Table<R, 3>::fn;
+        default: return Table<R, 4 <= Table<1, 1>::max_panels ? 4 : 3>::fn;
+    }
+}
+template <int R, int P>
+struct VnniTiles {
+    static constexpr int max_rows = 6, max_panels = 4;
+    static constexpr auto fn = &tile_vnni<R, P>;
+};
+template <int R, int P>
+struct Avx2Tiles {
+    static constexpr int max_rows = 4, max_panels = 3;
+    static constexpr auto fn = &tile_avx2<R, P>;
+};
+
+bool cpu_has(Int8Kernel kernel) {
+    switch (kernel) {
+        case Int8Kernel::avx512_vnni:
+            return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                   __builtin_cpu_supports("avx512vnni");
+        case Int8Kernel::avx2: return __builtin_cpu_supports("avx2");
+        case Int8Kernel::portable: return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+bool int8_kernel_supported(Int8Kernel kernel) { return cpu_has(kernel); }
+
+std::string_view int8_kernel_name(Int8Kernel kernel) {
+    switch (kernel) {
+        case Int8Kernel::avx512_vnni: return "avx512_vnni";
+        case Int8Kernel::avx2: return "avx2";
+        case Int8Kernel::portable: return "portable";
+    }
+    return "?";
+}
+
+Int8Kernel int8_kernel() {
+    Int8Kernel best = cpu_has(Int8Kernel::avx512_vnni) ? Int8Kernel::avx512_vnni
+                      : cpu_has(Int8Kernel::avx2)      ? Int8Kernel::avx2
+                                                       : Int8Kernel::portable;
+    if (const char* wanted = std::getenv("INFER_INT8_KERNEL"); wanted && *wanted) {
+        for (Int8Kernel k : {Int8Kernel::portable, Int8Kernel::avx2, Int8Kernel::avx512_vnni})
+            if (int8_kernel_name(k) == wanted) {
+                if (!cpu_has(k))
+                    throw Unsupported("INFER_INT8_KERNEL=" + std::string(wanted) + ": this CPU cannot run that kernel");
+                return k;
+            }
+        throw InvalidArgument("INFER_INT8_KERNEL=" + std::string(wanted) + ": expected portable, avx2 or avx512_vnni");
+    }
+    return best;
+}
+
+Int8WeightLayout int8_weight_layout(Int8Kernel kernel, int64_t k, int64_t n) {
+    Int8WeightLayout l;
+    l.kernel = kernel;
+    l.k = k;
+    l.n = n;
+    const bool vnni = kernel == Int8Kernel::avx512_vnni;
+    l.group = vnni ? 4 : 2;
+    l.panel_width = vnni ? 16 : 8;
+    l.groups = ceil_div(std::max<int64_t>(k, 1), l.group);
+    l.panels = ceil_div(std::max<int64_t>(n, 1), l.panel_width);
+    const int64_t element = vnni ? 1 : 2;  // s8, or s8 widened to i16
+    l.panel_bytes = l.groups * l.group * l.panel_width * element;
+    l.sums_offset = ceil_div(l.panels * l.panel_bytes, 64) * 64;
+    l.bytes = l.sums_offset + l.panels * l.panel_width * int64_t{sizeof(int32_t)};
+    return l;
+}
+
+Tensor pack_int8_weight(const Int8WeightLayout& l, const int8_t* b, int64_t ldb) {
+    Tensor packed = Tensor::empty(DType::u8, Shape({l.bytes}));
+    auto* out = packed.data<uint8_t>();
+    std::memset(out, 0, static_cast<size_t>(l.bytes));
+    auto* sums = reinterpret_cast<int32_t*>(out + l.sums_offset);
+    const bool vnni = l.kernel == Int8Kernel::avx512_vnni;
+    for (int64_t kk = 0; kk < l.k; ++kk)
+        for (int64_t col = 0; col < l.n; ++col) {
+            const int8_t v = b[kk * ldb + col];
+            sums[col] += v;
+            const int64_t panel = col / l.panel_width, c = col % l.panel_width;
+            const int64_t g = kk / l.group, j = kk % l.group;
+            // Within a panel, group g holds panel_width columns of `group` consecutive K values.
+            const int64_t index = (g * l.panel_width + c) * l.group + j;
+            uint8_t* base = out + panel * l.panel_bytes;
+            if (vnni)
+                reinterpret_cast<int8_t*>(base)[index] = v;
+            else
+                reinterpret_cast<int16_t*>(base)[index] = v;
+        }
+    return packed;
+}
+
+void gemm_u8s8(const Int8WeightLayout& l, const uint8_t* packed, const uint8_t* a, int64_t m, Int8Epilogue epilogue,
+               void* state) {
+    if (m <= 0 || l.n <= 0) return;
+    const TileShape shape = tile_shape(l.kernel);
+    const int64_t lda = int8_row_stride(l);
+    const int64_t col_tiles = ceil_div(l.panels, shape.panels), row_tiles = ceil_div(m, shape.rows);
+    const int64_t tile_macs = shape.rows * shape.panels * l.panel_width * l.groups * l.group;
+    // Tasks run (column tile, row tile) in that order, so a thread's consecutive tiles reuse
+    // the same panels of B from cache while rows of A stream past.
+    parallel_for(col_tiles * row_tiles, grain_for(tile_macs, int64_t{1} << 20), [&](int64_t begin, int64_t end) {
+        alignas(64) int32_t acc[kMaxTileRows * kMaxTileCols];
+        thread_local std::vector<int16_t> wide;
+        for (int64_t t = begin; t < end; ++t) {
+            const int64_t ct = t / row_tiles, rt = t % row_tiles;
+            const int64_t row0 = rt * shape.rows, first_panel = ct * shape.panels;
+            const int rows = static_cast<int>(std::min<int64_t>(shape.rows, m - row0));
+            const int panels = static_cast<int>(std::min<int64_t>(shape.panels, l.panels - first_panel));
+            const uint8_t* b = packed + first_panel * l.panel_bytes;
+            const uint8_t* a_rows = a + row0 * lda;
+            if (l.kernel == Int8Kernel::avx512_vnni) {
+                pick<VnniTiles>(rows, panels)(a_rows, lda, b, l.panel_bytes, l.groups, acc);
+            } else {
+                wide.resize(static_cast<size_t>(rows * lda));
+                for (int64_t i = 0; i < rows * lda; ++i) wide[static_cast<size_t>(i)] = a_rows[i];
+                if (l.kernel == Int8Kernel::avx2)
+                    pick<Avx2Tiles>(rows, panels)(wide.data(), lda, b, l.panel_bytes, l.groups, acc);
+                else
+                    tile_portable(rows, panels, wide.data(), lda, b, l.panel_bytes, l.groups, acc);
+            }
+            const int64_t col0 = first_panel * l.panel_width;
+            epilogue(state, row0, rows, col0, std::min<int64_t>(panels * l.panel_width, l.n - col0), acc, kMaxTileCols);
+        }
+    });
+}
+
+}  // namespace infer::cpu

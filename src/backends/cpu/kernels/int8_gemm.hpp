@@ -1,0 +1,63 @@
+#pragma once
+// u8 × s8 matrix products with exact 32-bit accumulation, the core of every int8 kernel on the
+// CPU (MatMulInteger, QuantizedMatMul). The weight B [K, N] is packed once into panels of
+// columns for the instruction set chosen at run time; A arrives as u8 rows; every finished tile
+// of i32 sums goes to an epilogue (zero-point correction, dequantization, bias, activation)
+// while it is still in cache.
+//
+// Kernels, best first, chosen once per process from CPUID:
+//  - avx512_vnni: vpdpbusd multiplies 4 u8 by 4 s8 and adds them into an i32 lane in one step,
+//    with no intermediate saturation.
+//  - avx2: vpmaddwd on operands widened to i16 (the weight at packing time, A per tile). The
+//    u8×s8 instruction AVX2 has, vpmaddubsw, adds pairs into a saturating i16 (255·127·2 does
+//    not fit), so it would need 7-bit weights or activations; widening keeps results exact.
+//  - portable: the avx2 layout in plain C++, for CPUs below x86-64-v3.
+// Not here yet: AMX-INT8 tiles (Sapphire Rapids), AVX-VNNI on 256-bit registers.
+#include <infer/tensor.hpp>
+
+#include <cstdint>
+#include <string_view>
+
+namespace infer::cpu {
+
+enum class Int8Kernel { portable, avx2, avx512_vnni };
+
+// The best kernel this CPU runs; INFER_INT8_KERNEL=portable|avx2|avx512_vnni lowers it (tests
+// cover every kernel on one machine; a kernel the CPU lacks is never chosen).
+Int8Kernel int8_kernel();
+std::string_view int8_kernel_name(Int8Kernel kernel);
+// Kernels this CPU can run, best first.
+bool int8_kernel_supported(Int8Kernel kernel);
+
+// Where a packed weight keeps its parts. Panels of `panel_width` columns, each holding the K
+// rows in groups of `group` (zero-padded), then the column sums Σ_k B[k, n] as i32.
+struct Int8WeightLayout {
+    Int8Kernel kernel;
+    int64_t k = 0, n = 0;
+    int64_t group = 0, groups = 0;  // K values per group, groups per panel
+    int64_t panel_width = 0, panels = 0;
+    int64_t panel_bytes = 0;  // one panel's packed weights
+    int64_t sums_offset = 0;  // bytes from the start to the column sums
+    int64_t bytes = 0;        // the whole packed weight
+};
+Int8WeightLayout int8_weight_layout(Int8Kernel kernel, int64_t k, int64_t n);
+
+// Packs B [K, N] (s8, rows `ldb` apart) as `layout` says into a u8 tensor of layout.bytes.
+Tensor pack_int8_weight(const Int8WeightLayout& layout, const int8_t* b, int64_t ldb);
+inline const int32_t* packed_column_sums(const Int8WeightLayout& layout, const uint8_t* packed) {
+    return reinterpret_cast<const int32_t*>(packed + layout.sums_offset);
+}
+
+// Row stride, in bytes, of A as the products read it: K rounded up to the group, zero-padded.
+inline int64_t int8_row_stride(const Int8WeightLayout& layout) { return layout.groups * layout.group; }
+
+// Receives the exact sums acc[r * ld + c] = Σ_k A[row0 + r, k] · B[k, col0 + c] for
+// r < rows, c < cols, once per tile; tiles are disjoint and may come from several threads.
+using Int8Epilogue = void (*)(void* state, int64_t row0, int64_t rows, int64_t col0, int64_t cols,
+                              const int32_t* acc, int64_t ld);
+
+// A [m, row stride] (u8, padding zero) times the packed B, over the calling thread's pool.
+void gemm_u8s8(const Int8WeightLayout& layout, const uint8_t* packed, const uint8_t* a, int64_t m,
+               Int8Epilogue epilogue, void* state);
+
+}  // namespace infer::cpu

@@ -1,0 +1,24 @@
+#pragma once
+// Dynamic quantization of activations, one scale and zero point per row: each row of X maps
+// its range (widened to include 0, so that 0 is exact) onto u8's 256 steps,
+//   scale = (max - min) / 255, zero = round(-min / scale), q = clamp(round(x / scale) + zero),
+// with x / scale computed as x · (1 / scale) in f32 and rounding to nearest even. Per row
+// rather than per tensor: one outlier token does not coarsen every other row's steps.
+#include <cstddef>
+#include <cstdint>
+
+namespace infer::cpu {
+
+struct QuantizedRows {
+    uint8_t* values;  // rows × stride, zero past K
+    float* scale;     // per row
+    int32_t* zero;    // per row
+};
+
+size_t quantized_rows_bytes(int64_t rows, int64_t stride);
+
+// Quantizes X [rows, k] (f32, contiguous) into `memory` (quantized_rows_bytes long), over the
+// calling thread's pool.
+QuantizedRows quantize_rows(const float* x, int64_t rows, int64_t k, int64_t stride, void* memory);
+
+}  // namespace infer::cpu

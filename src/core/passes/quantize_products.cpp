@@ -1,0 +1,32 @@
+// precision = int8: every product by a weight (a MatMul whose B is a 2-D f32 constant, or a
+// FusedMatMul with its bias and activation) becomes a QuantizedMatMul with the same inputs.
+// The backend quantizes the weight when it compiles the node (so each backend packs it for its
+// own kernels) and the activations per row at run time; everything else stays in f32. Products
+// of two computed values (attention's Q·Kᵀ) are not weights and stay f32.
+#include "core/ops/op_schema.hpp"
+#include "core/passes/pattern.hpp"
+#include "core/passes/pipeline.hpp"
+
+namespace infer::detail {
+
+void quantize_products(Rewriter& rewriter, const PassContext& context) {
+    if (context.precision != Precision::int8) return;
+    if (!context.target_runs("QuantizedMatMul"))
+        throw Unsupported("precision int8 is not available on " + context.target.name() +
+                          ": it has no QuantizedMatMul kernel (int8 runs on the CPU so far)");
+    const OpId matmul = op_id("MatMul"), fused = op_id("FusedMatMul");
+    const Pattern p(rewriter);
+    for (size_t n = 0; n < p.graph().nodes.size(); ++n) {
+        const int m = static_cast<int>(n);
+        if (!p.is(m, matmul) && !p.is(m, fused)) continue;
+        const NodeIR& node = p.node(m);
+        const Tensor* weight = p.constant(node.inputs[1]);
+        if (!weight || weight->shape().rank() != 2 || weight->dtype() != DType::f32) continue;
+        if (p.type(node.inputs[0]).dtype != DType::f32) continue;
+        NodeIR quantized{"QuantizedMatMul", node.name, node.inputs, node.outputs, node.attributes};
+        quantized.inputs[1] = p.through_identity(node.inputs[1]);
+        rewriter.replace({m}, quantized);
+    }
+}
+
+}  // namespace infer::detail
