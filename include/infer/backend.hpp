@@ -80,6 +80,7 @@ struct NodeSignature {
     DType kernel_dtype;       // the dtype kernels are registered under (the op's main input)
     std::vector<DType> input_dtypes;
     std::vector<Shape> input_shapes;  // concrete shapes for this plan
+    std::vector<bool> inputs_present; // false for an optional input the node leaves out
     std::vector<DType> output_dtypes;
     const Attributes* attributes = nullptr;
     bool allow_tf32 = false;  // SessionOptions::allow_tf32: f32 products may use TF32

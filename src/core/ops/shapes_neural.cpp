@@ -200,9 +200,14 @@ std::vector<Shape> shape_dynamic_quantize(const InferenceContext& ctx) {
 }
 
 std::vector<Shape> shape_matmul_integer(const InferenceContext& ctx) {
-    for (size_t i : {2, 3})
-        if (ctx.has_input(i) && ctx.shape(i).numel() != 1)
-            unsupported(ctx, "per-row or per-column zero points are not supported");
+    // A's zero point per tensor; B's per tensor or per column (a row of B's last axis).
+    if (ctx.has_input(2) && ctx.shape(2).numel() != 1) unsupported(ctx, "per-row zero points of A are not supported");
+    if (ctx.has_input(3) && ctx.shape(3).numel() != 1) {
+        const Shape &b = ctx.shape(1), &zero = ctx.shape(3);
+        if (zero.rank() != 1 || b.rank() < 1 || zero[0] != b[b.rank() - 1])
+            unsupported(ctx, "B's zero point must be one value or one per column, got " + zero.to_string() + " for B " +
+                                 b.to_string());
+    }
     return {matmul_of(ctx, 0, 1)};
 }
 

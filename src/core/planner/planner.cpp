@@ -161,6 +161,7 @@ private:
         signature.op = node.op;
         signature.name = node.name;
         signature.kernel_dtype = in_types.at(static_cast<size_t>(schema->kernel_dtype_input)).dtype;
+        for (int id : node.inputs) signature.inputs_present.push_back(id >= 0);
         for (const TensorType& t : in_types) {
             signature.input_dtypes.push_back(t.dtype);
             signature.input_shapes.push_back(t.shape.value_or(Shape{}));

@@ -1,6 +1,9 @@
 // MatMulInteger and QLinearMatMul over u8/i8 operands with MatMul's batch broadcasting: the
 // operands, less their zero points, are widened to i32 and multiplied with i32 accumulation;
 // QLinearMatMul then rescales by a_scale * b_scale / y_scale and requantizes.
+// MatMulInteger by a constant 2-D B (what onnxruntime's quantize_dynamic writes for every
+// weight) goes to the packed int8 kernel instead (int8_gemm.hpp), B packed once per session.
+#include "backends/cpu/kernels/int8_gemm.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/neural_kernels.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
@@ -8,6 +11,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <string>
+#include <vector>
 
 namespace infer::cpu {
 
@@ -20,7 +26,8 @@ void require_f32_scales(const KernelContext& ctx) {
             unsupported(ctx, "scale of dtype " + std::string(dtype_name(ctx.input(i).dtype())));
 }
 
-// A tensor of u8 or i8 (or i32) values less a scalar zero point of the same dtype, as i32.
+// A tensor of u8 or i8 (or i32) values less its zero point of the same dtype: one for the
+// tensor, or one per column (its last axis; B's per-column quantization), as i32.
 std::vector<int32_t> widen(const KernelContext& ctx, size_t input, size_t zero_input) {
     const Tensor& t = ctx.input(input);
     std::vector<int32_t> out(static_cast<size_t>(t.numel()));
@@ -32,14 +39,18 @@ std::vector<int32_t> widen(const KernelContext& ctx, size_t input, size_t zero_i
             default: unsupported(ctx, "operand dtype " + std::string(dtype_name(v.dtype())));
         }
     };
-    int32_t zero = 0;
+    const int64_t columns = t.rank() > 0 ? t.shape()[t.rank() - 1] : 1;
+    std::vector<int32_t> zero(1, 0);
     if (ctx.has_input(zero_input)) {
         const Tensor& z = ctx.input(zero_input);
         if (z.dtype() != t.dtype()) invalid_argument(ctx, "zero point and operand differ in dtype");
-        if (z.numel() != 1) unsupported(ctx, "per-row or per-column zero points");
-        zero = read(z, 0);
+        if (z.numel() != 1 && (zero_input != 3 || z.numel() != columns))
+            unsupported(ctx, "zero point of shape " + z.shape().to_string() + " (one per tensor, or B's one per column)");
+        zero.resize(static_cast<size_t>(z.numel()));
+        for (int64_t i = 0; i < z.numel(); ++i) zero[i] = read(z, i);
     }
-    for (int64_t i = 0; i < t.numel(); ++i) out[static_cast<size_t>(i)] = read(t, i) - zero;
+    for (int64_t i = 0; i < t.numel(); ++i)
+        out[static_cast<size_t>(i)] = read(t, i) - zero[zero.size() == 1 ? 0 : static_cast<size_t>(i % columns)];
     return out;
 }
 
@@ -109,10 +120,127 @@ void qlinear_matmul_kernel(KernelContext& ctx) {
     else unsupported(ctx, "output dtype " + std::string(dtype_name(out.dtype())));
 }
 
+// MatMulInteger with B a constant [K, N] of u8 or i8 and zero points per tensor or (B's) per
+// column. The packed kernel multiplies u8 by s8, so both sides are shifted into those types:
+// an i8 A by +128 (and its zero point with it), a u8 B by -128; the differences a - za and
+// b - zb, all the product depends on, stay the same. Then
+//   Σ (a - za)(b - zb) = Σ a·b - za·Σ_k b - zb·Σ_k a + K·za·zb,
+// the column sums coming packed with B and the row sums from packing A.
+class PackedMatMulInteger final : public CompiledKernel {
+public:
+    PackedMatMulInteger(const CompileContext& c, size_t rows, size_t k) : rows_(rows) {
+        const Tensor& b = *c.constant(1);
+        layout_ = int8_weight_layout(int8_kernel(), static_cast<int64_t>(k), b.shape()[1]);
+        const Int8WeightLayout layout = layout_;
+        const Tensor* zero = c.constant(3);
+        weight_ = c.prepacked(1, "int8/" + std::string(int8_kernel_name(layout.kernel)), [layout](const Tensor& value) {
+            return pack_shifted(layout, value);
+        });
+        // B's zero points, shifted as B was, one per column.
+        b_zero_.assign(static_cast<size_t>(layout.n), b.dtype() == DType::u8 ? -128 : 0);
+        if (zero)
+            for (int64_t j = 0; j < layout.n; ++j) b_zero_[j] += read_int(*zero, zero->numel() == 1 ? 0 : j);
+    }
+
+    // Whether the packed kernel takes this node: B constant and 2-D, zero points per tensor
+    // (B's also per column) and constant for B, the dtypes it knows.
+    static bool takes(const CompileContext& c) {
+        const NodeSignature& node = c.node();
+        const Tensor* b = c.constant(1);
+        if (!b || b->rank() != 2 || node.input_shapes[0].rank() < 1) return false;
+        const auto integer8 = [](DType t) { return t == DType::u8 || t == DType::i8; };
+        if (!integer8(b->dtype()) || !integer8(node.input_dtypes[0])) return false;
+        if (node.input_shapes[0][node.input_shapes[0].rank() - 1] != b->shape()[0]) return false;
+        const auto present = [&](size_t i) { return i < node.inputs_present.size() && node.inputs_present[i]; };
+        if (present(2) && (node.input_shapes[2].numel() != 1 || node.input_dtypes[2] != node.input_dtypes[0]))
+            return false;
+        if (present(3)) {
+            const Tensor* zero = c.constant(3);
+            if (!zero || zero->dtype() != b->dtype() || (zero->numel() != 1 && zero->numel() != b->shape()[1])) return false;
+        }
+        return true;
+    }
+
+    size_t workspace_bytes() const override {
+        return rows_ * static_cast<size_t>(int8_row_stride(layout_)) + rows_ * sizeof(int32_t);
+    }
+
+    void run(KernelContext& ctx) const override {
+        const Tensor& a = ctx.input(0);
+        Tensor& out = ctx.output(0);
+        if (out.numel() == 0) return;
+        const int64_t k = layout_.k, stride = int8_row_stride(layout_), rows = out.numel() / layout_.n;
+        const bool signed_a = a.dtype() == DType::i8;
+        int32_t a_zero = ctx.has_input(2) ? read_int(ctx.input(2), 0) : 0;
+        if (signed_a) a_zero += 128;
+        auto* packed_a = static_cast<uint8_t*>(ctx.workspace(workspace_bytes()));
+        auto* row_sums = reinterpret_cast<int32_t*>(packed_a + rows * stride);
+        const auto* pa = static_cast<const uint8_t*>(a.raw_data());
+        parallel_for(rows, grain_for(k), [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+                uint8_t* row = packed_a + r * stride;
+                int32_t sum = 0;
+                for (int64_t j = 0; j < k; ++j) {
+                    row[j] = static_cast<uint8_t>(pa[r * k + j] ^ (signed_a ? 0x80 : 0));  // i8 + 128 as u8
+                    sum += row[j];
+                }
+                std::fill(row + k, row + stride, uint8_t{0});
+                row_sums[r] = sum;
+            }
+        });
+        Correction state{packed_column_sums(layout_, weight_.data<uint8_t>()), b_zero_.data(), row_sums, a_zero, k,
+                         layout_.n, out.data<int32_t>()};
+        gemm_u8s8(layout_, weight_.data<uint8_t>(), packed_a, rows, &Correction::tile, &state);
+    }
+
+private:
+    struct Correction {
+        const int32_t *column_sums, *b_zero, *row_sums;
+        int32_t a_zero;
+        int64_t k, n;
+        int32_t* y;
+        static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
+            const auto& s = *static_cast<const Correction*>(self);
+            for (int64_t r = 0; r < rows; ++r) {
+                const int64_t row_sum = s.row_sums[row0 + r];
+                int32_t* out = s.y + (row0 + r) * s.n + col0;
+                for (int64_t c = 0; c < cols; ++c) {
+                    const int64_t zb = s.b_zero[col0 + c];
+                    out[c] = static_cast<int32_t>(acc[r * ld + c] - int64_t{s.a_zero} * s.column_sums[col0 + c] -
+                                                  zb * row_sum + s.k * s.a_zero * zb);
+                }
+            }
+        }
+    };
+
+    static int32_t read_int(const Tensor& t, int64_t i) {
+        return t.dtype() == DType::u8 ? t.data<uint8_t>()[i] : t.data<int8_t>()[i];
+    }
+    // B as s8: u8 values less 128.
+    static Tensor pack_shifted(const Int8WeightLayout& layout, const Tensor& b) {
+        std::vector<int8_t> s8(static_cast<size_t>(b.numel()));
+        for (int64_t i = 0; i < b.numel(); ++i)
+            s8[i] = b.dtype() == DType::u8 ? static_cast<int8_t>(int32_t{b.data<uint8_t>()[i]} - 128) : b.data<int8_t>()[i];
+        return pack_int8_weight(layout, s8.data(), layout.n);
+    }
+
+    size_t rows_;
+    Int8WeightLayout layout_{};
+    Tensor weight_;
+    std::vector<int32_t> b_zero_;
+};
+
 }  // namespace
 
 void register_integer_matmul_kernels(KernelRegistry& r) {
-    r.add("MatMulInteger", {DType::u8, DType::i8}, matmul_integer_kernel);
+    for (DType t : {DType::u8, DType::i8})
+        r.add_compiled("MatMulInteger", t, [](const CompileContext& c) -> std::unique_ptr<CompiledKernel> {
+            if (!PackedMatMulInteger::takes(c)) return std::make_unique<FunctionKernel>(matmul_integer_kernel);
+            const Shape& a = c.node().input_shapes[0];
+            const int64_t k = a[a.rank() - 1];
+            return std::make_unique<PackedMatMulInteger>(c, static_cast<size_t>(k > 0 ? a.numel() / k : 0),
+                                                         static_cast<size_t>(k));
+        });
     r.add("QLinearMatMul", {DType::u8, DType::i8}, qlinear_matmul_kernel);
 }
 

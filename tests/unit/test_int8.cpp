@@ -1,0 +1,203 @@
+// int8 on the CPU: the packed u8×s8 product for every kernel this CPU runs (exact against
+// integer sums), MatMulInteger by a constant weight (the packed path) against the plain
+// definition, and precision = int8 (QuantizedMatMul) against the same quantization carried out
+// here in float and against the f64 product.
+#include "backends/cpu/kernels/int8_gemm.hpp"
+
+#include <infer/infer.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+using namespace infer;
+using infer::cpu::Int8Kernel;
+
+namespace {
+
+struct Collect {
+    std::vector<int32_t>* y;
+    int64_t n;
+    static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
+        auto& c = *static_cast<Collect*>(self);
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < cols; ++j) (*c.y)[(row0 + r) * c.n + col0 + j] = acc[r * ld + j];
+    }
+};
+
+template <class T>
+std::vector<T> random_ints(size_t count, int lo, int hi, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> d(lo, hi);
+    std::vector<T> v(count);
+    for (T& x : v) x = static_cast<T>(d(rng));
+    return v;
+}
+
+Tensor random_floats(const Shape& shape, float scale, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> d(0.0f, scale);
+    std::vector<float> v(static_cast<size_t>(shape.numel()));
+    for (float& x : v) x = d(rng);
+    return Tensor::from_vector(v, shape);
+}
+
+}  // namespace
+
+TEST_CASE("the packed u8 x s8 product is exact for every kernel this CPU runs", "[int8]") {
+    for (Int8Kernel kernel : {Int8Kernel::portable, Int8Kernel::avx2, Int8Kernel::avx512_vnni}) {
+        if (!cpu::int8_kernel_supported(kernel)) continue;
+        for (int64_t m : {1, 5, 7, 13})
+            for (int64_t k : {1, 3, 64, 77})
+                for (int64_t n : {1, 15, 17, 70, 130}) {
+                    INFO(cpu::int8_kernel_name(kernel) << " " << m << "x" << k << "x" << n);
+                    const auto layout = cpu::int8_weight_layout(kernel, k, n);
+                    // Extreme values included: 255 · (-128) products must not saturate.
+                    const auto b = random_ints<int8_t>(static_cast<size_t>(k * n), -128, 127, uint32_t(m * 7 + k * 3 + n));
+                    const auto a = random_ints<uint8_t>(static_cast<size_t>(m * k), 0, 255, uint32_t(m + k + n));
+                    const Tensor packed = cpu::pack_int8_weight(layout, b.data(), n);
+                    const int64_t stride = cpu::int8_row_stride(layout);
+                    std::vector<uint8_t> rows(static_cast<size_t>(m * stride), 0);
+                    for (int64_t r = 0; r < m; ++r) std::copy_n(a.data() + r * k, k, rows.data() + r * stride);
+                    std::vector<int32_t> y(static_cast<size_t>(m * n), -1);
+                    Collect collect{&y, n};
+                    cpu::gemm_u8s8(layout, packed.data<uint8_t>(), rows.data(), m, &Collect::tile, &collect);
+                    bool exact = true;
+                    for (int64_t r = 0; r < m; ++r)
+                        for (int64_t c = 0; c < n; ++c) {
+                            int32_t want = 0;
+                            for (int64_t j = 0; j < k; ++j) want += int32_t{a[r * k + j]} * b[j * n + c];
+                            exact = exact && y[r * n + c] == want;
+                        }
+                    CHECK(exact);
+                    const int32_t* sums = cpu::packed_column_sums(layout, packed.data<uint8_t>());
+                    int32_t first = 0;
+                    for (int64_t j = 0; j < k; ++j) first += b[j * n];
+                    CHECK(sums[0] == first);
+                }
+    }
+}
+
+TEST_CASE("MatMulInteger by a constant weight (the packed path) matches its definition", "[int8]") {
+    struct Spec { DType a_type, b_type; bool per_column; Shape a; int64_t n; };
+    for (const Spec& s : {Spec{DType::u8, DType::i8, false, {2, 5, 40}, 33}, Spec{DType::u8, DType::u8, true, {7, 19}, 9},
+                          Spec{DType::i8, DType::i8, true, {3, 66}, 70}, Spec{DType::i8, DType::u8, false, {66}, 5}}) {
+        const int64_t k = s.a[s.a.rank() - 1];
+        INFO(dtype_name(s.a_type) << " x " << dtype_name(s.b_type) << (s.per_column ? " per column " : " ") << s.a.to_string());
+        auto range = [](DType t) { return t == DType::u8 ? std::pair{0, 255} : std::pair{-128, 127}; };
+        auto tensor = [&](DType t, const Shape& shape, uint32_t seed) {
+            const auto [lo, hi] = range(t);
+            if (t == DType::u8) return Tensor::from_vector(random_ints<uint8_t>(size_t(shape.numel()), lo, hi, seed), shape);
+            return Tensor::from_vector(random_ints<int8_t>(size_t(shape.numel()), lo, hi, seed), shape);
+        };
+        const Tensor a = tensor(s.a_type, s.a, 1), w = tensor(s.b_type, {k, s.n}, 2);
+        const Tensor a_zero = tensor(s.a_type, {}, 3), w_zero = tensor(s.b_type, s.per_column ? Shape{s.n} : Shape{}, 4);
+        GraphBuilder b;
+        auto x = b.input("a", s.a_type, s.a);
+        auto xz = b.input("a_zero", s.a_type, {});
+        b.output("y", b.op1("MatMulInteger", {x, b.constant(w), xz, b.constant(w_zero)}));
+        Session session(b.build());
+        const std::vector<int32_t> got = session.run({{"a", a}, {"a_zero", a_zero}})["y"].to_vector<int32_t>();
+        auto value = [](const Tensor& t, int64_t i) -> int64_t {
+            return t.dtype() == DType::u8 ? t.data<uint8_t>()[i] : t.data<int8_t>()[i];
+        };
+        const int64_t rows = s.a.numel() / k;
+        REQUIRE(got.size() == size_t(rows * s.n));
+        bool exact = true;
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t c = 0; c < s.n; ++c) {
+                int64_t want = 0;
+                for (int64_t j = 0; j < k; ++j)
+                    want += (value(a, r * k + j) - value(a_zero, 0)) * (value(w, j * s.n + c) - value(w_zero, s.per_column ? c : 0));
+                exact = exact && got[size_t(r * s.n + c)] == want;
+            }
+        CHECK(exact);
+    }
+}
+
+namespace {
+
+// QuantizedMatMul's quantization, carried out here in the same f32 steps (quantized_rows.hpp,
+// fused_quantized_matmul.cpp), then the exact integer product, dequantized in f64.
+std::vector<double> emulate_int8(const Tensor& x, const Tensor& w, const Tensor& bias, bool relu) {
+    const int64_t k = w.shape()[0], n = w.shape()[1], rows = x.numel() / k;
+    const float *px = x.data<float>(), *pw = w.data<float>(), *pb = bias.data<float>();
+    std::vector<float> wscale(size_t(n), 0.0f);
+    for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < n; ++j) wscale[j] = std::max(wscale[j], std::fabs(pw[i * n + j]));
+    for (float& s : wscale) s = s > 0 ? s / 127.0f : 1.0f;
+    std::vector<double> y;
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* row = px + r * k;
+        float lo = 0, hi = 0;
+        for (int64_t j = 0; j < k; ++j) lo = std::min(lo, row[j]), hi = std::max(hi, row[j]);
+        float scale = (hi - lo) / 255.0f;
+        if (!(scale > 0)) scale = 1.0f;
+        const float inverse = 1.0f / scale;
+        const float zero = std::clamp(std::nearbyint(-lo * inverse), 0.0f, 255.0f);
+        for (int64_t c = 0; c < n; ++c) {
+            int64_t acc = 0;
+            for (int64_t j = 0; j < k; ++j) {
+                const float qa = std::clamp(std::nearbyint(row[j] * inverse) + zero, 0.0f, 255.0f);
+                const float qw = std::clamp(std::nearbyint(pw[j * n + c] / wscale[c]), -127.0f, 127.0f);
+                acc += (int64_t(qa) - int64_t(zero)) * int64_t(qw);
+            }
+            const double v = double(acc) * scale * wscale[c] + pb[c];
+            y.push_back(relu ? std::max(v, 0.0) : v);
+        }
+    }
+    return y;
+}
+
+}  // namespace
+
+TEST_CASE("precision int8 quantizes products by a weight and matches the quantization done by hand", "[int8]") {
+    for (const Shape& shape : {Shape{2, 3, 40}, Shape{1, 130}, Shape{9, 64}}) {
+        const int64_t k = shape[shape.rank() - 1], n = 37;
+        INFO(shape.to_string() << " x [" << k << "," << n << "]");
+        const Tensor w = random_floats({k, n}, 0.5f, 11), bias = random_floats({n}, 1.0f, 12);
+        GraphBuilder b;
+        auto x = b.input("x", DType::f32, shape);
+        b.output("y", b.relu(b.add(b.matmul(x, b.constant(w)), b.constant(bias))));
+        const Graph graph = b.build();
+        Session quantized(graph, {.precision = Precision::int8});
+        CHECK(quantized.op_histogram().count("QuantizedMatMul") == 1);
+        Session exact(graph);
+        const Tensor input = random_floats(shape, 2.0f, 13);
+        const std::vector<float> got = quantized.run({{"x", input}})["y"].to_vector<float>();
+        const std::vector<float> f32 = exact.run({{"x", input}})["y"].to_vector<float>();
+        const std::vector<double> want = emulate_int8(input, w, bias, true);
+        REQUIRE(got.size() == want.size());
+        double worst = 0, error = 0, norm = 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+            worst = std::max(worst, std::fabs(got[i] - want[i]) / (1.0 + std::fabs(want[i])));
+            error += (double(got[i]) - f32[i]) * (double(got[i]) - f32[i]);
+            norm += double(f32[i]) * f32[i];
+        }
+        CHECK(worst < 1e-5);
+        // And the quantization itself costs about a per cent of the f32 result.
+        CHECK(std::sqrt(error / norm) < 3e-2);
+    }
+}
+
+TEST_CASE("precision int8 parses, and leaves products of two computed values in f32", "[int8]") {
+    CHECK(parse_precision("int8") == Precision::int8);
+    CHECK(precision_name(Precision::int8) == "int8");
+    GraphBuilder b;
+    auto x = b.input("x", DType::f32, {4, 8});
+    auto y = b.input("y", DType::f32, {8, 3});
+    b.output("z", b.matmul(x, y));
+    Session session(b.build(), {.precision = Precision::int8});
+    CHECK(session.op_histogram().count("QuantizedMatMul") == 0);
+    const Tensor a = random_floats({4, 8}, 1.0f, 1), c = random_floats({8, 3}, 1.0f, 2);
+    const std::vector<float> got = session.run({{"x", a}, {"y", c}})["z"].to_vector<float>();
+    for (int64_t r = 0; r < 4; ++r)
+        for (int64_t j = 0; j < 3; ++j) {
+            double want = 0;
+            for (int64_t i = 0; i < 8; ++i) want += double(a.data<float>()[r * 8 + i]) * c.data<float>()[i * 3 + j];
+            CHECK(got[size_t(r * 3 + j)] == Approx(want).margin(1e-5));
+        }
+}
