@@ -34,7 +34,9 @@
 #   scripts/gpu-check.sh cpu           build infer-bench, then DistilBERT-base on the CPU alone at
 #                                      a few batches, once per OpenBLAS kernel choice in
 #                                      $INFER_CPU_CORETYPES (default: the detected one), with
-#                                      ONNX Runtime beside it and the ops that took the time
+#                                      ONNX Runtime beside it and the ops that took the time;
+#                                      $INFER_CPU_PRECISIONS (default f32; e.g. f32,int8) picks
+#                                      the precisions, ONNX Runtime quantizing for int8
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -254,7 +256,7 @@ if [[ $mode == cpu ]]; then
     tag=cpu-$coretype
     ( [[ $coretype != detected ]] && export OPENBLAS_CORETYPE=$coretype
       timeout 240 build-gpu/bin/infer-bench distilbert-base-random --devices cpu --seq 128 \
-        --batch "${INFER_BENCH_BATCHES:-1,8,32}" --precision f32 --warmup 2 --min-runs 5 --profiled-runs 3 \
+        --batch "${INFER_BENCH_BATCHES:-1,8,32}" --precision "${INFER_CPU_PRECISIONS:-f32}" --warmup 2 --min-runs 5 --profiled-runs 3 \
         --min-time 1 --json "$logs/$tag.json" ${INFER_BENCH_ARGS:-} ) >"$logs/$tag.log" 2>&1 || status=1
     echo "== OPENBLAS_CORETYPE=$coretype"
     cat "$logs/$tag.log"

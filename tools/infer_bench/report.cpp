@@ -111,6 +111,12 @@ std::string format_rate(double value) { return format_fixed(value, value >= 100 
 std::string format_mib(double bytes) { return format_fixed(bytes / (1024.0 * 1024.0), 1); }
 std::string format_percent(double fraction) { return format_fixed(fraction * 100, 1); }
 std::string format_ratio(double ratio) { return format_fixed(ratio, 2); }
+std::string format_error(double relative) {
+    char formatted[32];
+    std::snprintf(formatted, sizeof formatted, "%.1e", relative);
+    return formatted;
+}
+std::string format_cosine(double cosine) { return format_fixed(cosine, 5); }
 
 // "cpu f32" or "cuda:0 f16 pinned": how infer-bench's crossover and recommendation name a series.
 std::string series_label(const json& measurement) {
@@ -301,12 +307,14 @@ std::string render_measurements_table(const json& doc) {
                        render_header_row({"device", "precision", "host memory", "batch", "runs", "min ms", "median ms",
                                           "p90 ms", "p99 ms", "mean ms", "items/s", "h2d ms", "compute ms",
                                           "d2h ms", "cold start ms", "weights MiB", "activations MiB",
-                                          "workspace MiB", "GPU busy %", "fallback nodes"},
+                                          "workspace MiB", "GPU busy %", "fallback nodes", "rel. error vs f32",
+                                          "cosine vs f32", "argmax agreement"},
                                          3);
     for (const json* row : measurements) {
         const json& latency = child(*row, "latency_ms");
         const json& breakdown = child(*row, "breakdown_ms");
         const json& memory = child(*row, "memory_bytes");
+        const json& accuracy = child(*row, "accuracy_vs_f32");
         html += render_row({text_cell(*row, "device"), text_cell(*row, "precision"), text_cell(*row, "host_memory"),
                             cell(number(*row, "batch"), format_count), cell(number(*row, "runs"), format_count),
                             cell(number(latency, "min"), format_ms), cell(number(latency, "median"), format_ms),
@@ -319,7 +327,10 @@ std::string render_measurements_table(const json& doc) {
                             cell(number(memory, "activations"), format_mib),
                             cell(number(memory, "workspace"), format_mib),
                             cell(number(*row, "gpu_busy_fraction"), format_percent),
-                            cell(number(*row, "fallback_nodes"), format_count)});
+                            cell(number(*row, "fallback_nodes"), format_count),
+                            cell(number(accuracy, "relative_error"), format_error),
+                            cell(number(accuracy, "least_cosine"), format_cosine),
+                            cell(number(accuracy, "argmax_agreement"), format_percent)});
     }
     return html + "</table>\n</div>\n";
 }

@@ -38,6 +38,13 @@ nlohmann::json top_ops(const Measurement& m) {
     return ops;
 }
 
+// A lowered point's accuracy against f32 (accuracy.hpp), or null.
+nlohmann::json accuracy_json(const std::optional<Accuracy>& a) {
+    if (!a) return nullptr;
+    return {{"relative_error", a->relative_error}, {"least_cosine", a->least_cosine},
+            {"argmax_agreement", a->argmax_agreement ? nlohmann::json(*a->argmax_agreement) : nlohmann::json(nullptr)}};
+}
+
 nlohmann::json optional_number(std::optional<double> value) {
     return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
@@ -93,6 +100,7 @@ nlohmann::json results_json(const Graph& graph, const ModelInfo& model, const Sw
             {"gpu_busy_fraction", r.series.device.is_cpu() ? nlohmann::json(nullptr)
                                                            : optional_number(m.accelerator_busy_fraction)},
             {"fallback_nodes", r.fallback_nodes},
+            {"accuracy_vs_f32", accuracy_json(r.accuracy)},
             {"top_ops_ms", top_ops(m)},
         });
     }
@@ -120,11 +128,11 @@ nlohmann::json results_json(const Graph& graph, const ModelInfo& model, const Sw
 std::string results_table(const nlohmann::json& document) {
     std::string out;
     char line[512];
-    std::snprintf(line, sizeof line, "%-22s %6s %9s %9s %9s %11s %8s %8s %8s %9s %6s %9s\n", "series", "batch",
-                  "median", "p90", "p99", "items/s", "h2d", "compute", "d2h", "cold", "busy", "memory");
+    std::snprintf(line, sizeof line, "%-22s %6s %9s %9s %9s %11s %8s %8s %8s %9s %6s %9s %9s\n", "series", "batch",
+                  "median", "p90", "p99", "items/s", "h2d", "compute", "d2h", "cold", "busy", "memory", "vs f32");
     out += line;
-    std::snprintf(line, sizeof line, "%-22s %6s %9s %9s %9s %11s %8s %8s %8s %9s %6s %9s\n", "", "", "ms", "ms", "ms",
-                  "", "ms", "ms", "ms", "ms", "%", "MiB");
+    std::snprintf(line, sizeof line, "%-22s %6s %9s %9s %9s %11s %8s %8s %8s %9s %6s %9s %9s\n", "", "", "ms", "ms", "ms",
+                  "", "ms", "ms", "ms", "ms", "%", "MiB", "rel.err");
     out += line;
     for (const auto& m : document["measurements"]) {
         std::string series = m["device"].get<std::string>() + " " + m["precision"].get<std::string>();
@@ -135,12 +143,15 @@ std::string results_table(const nlohmann::json& document) {
         char busy[16] = "-";
         if (!m["gpu_busy_fraction"].is_null())
             std::snprintf(busy, sizeof busy, "%.0f", 100.0 * m["gpu_busy_fraction"].get<double>());
-        std::snprintf(line, sizeof line, "%-22s %6lld %9.3f %9.3f %9.3f %11.1f %8.3f %8.3f %8.3f %9.1f %6s %9.1f\n",
+        char accuracy[16] = "-";
+        if (m.contains("accuracy_vs_f32") && !m["accuracy_vs_f32"].is_null())
+            std::snprintf(accuracy, sizeof accuracy, "%.1e", m["accuracy_vs_f32"]["relative_error"].get<double>());
+        std::snprintf(line, sizeof line, "%-22s %6lld %9.3f %9.3f %9.3f %11.1f %8.3f %8.3f %8.3f %9.1f %6s %9.1f %9s\n",
                       series.c_str(), static_cast<long long>(m["batch"].get<int64_t>()),
                       m["latency_ms"]["median"].get<double>(), m["latency_ms"]["p90"].get<double>(),
                       m["latency_ms"]["p99"].get<double>(), m["throughput_per_s"].get<double>(),
                       m["breakdown_ms"]["h2d"].get<double>(), m["breakdown_ms"]["compute"].get<double>(),
-                      m["breakdown_ms"]["d2h"].get<double>(), m["cold_start_ms"].get<double>(), busy, mib);
+                      m["breakdown_ms"]["d2h"].get<double>(), m["cold_start_ms"].get<double>(), busy, mib, accuracy);
         out += line;
     }
     const auto& crossover = document["crossover"];

@@ -6,6 +6,7 @@
 #include <infer/error.hpp>
 
 #include <chrono>
+#include <optional>
 #include <set>
 
 namespace infer::bench {
@@ -20,6 +21,18 @@ std::vector<Record> run_sweep(const Graph& graph, const SweepOptions& options, s
     std::vector<Record> records;
     std::set<std::string> initialized;  // device types whose runtime a session has started
     Progress progress(options.series.size() * options.batches.size());
+    // Lowered points are compared with f32 on the CPU, run once per batch on the same inputs.
+    std::optional<Session> f32;
+    auto accuracy_of = [&](const Batch& inputs, const Batch& outputs) {
+        if (!f32) {
+            SessionOptions reference_options;
+            reference_options.threads = options.threads;
+            f32.emplace(graph, reference_options);
+        }
+        Batch host_inputs;
+        for (const auto& [name, tensor] : inputs) host_inputs.set(name, tensor.to(Device::CPU));
+        return compare_outputs(outputs, f32->run(host_inputs));
+    };
     for (const Series& series : options.series) {
         for (int64_t batch : options.batches) {
             const std::string point = series.label() + " batch " + std::to_string(batch);
@@ -38,10 +51,8 @@ std::vector<Record> run_sweep(const Graph& graph, const SweepOptions& options, s
                 const auto start = std::chrono::steady_clock::now();
                 Session session(graph, session_options);
                 MeasureOptions first = options.measure;
-                {
-                    Batch outputs = session.run(inputs);
-                    for (const auto& [name, tensor] : outputs) (void)tensor.to(Device::CPU);
-                }
+                Batch outputs = session.run(inputs);
+                for (const auto& [name, tensor] : outputs) (void)tensor.to(Device::CPU);
                 record.cold_start_ms =
                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
                 record.cold_start_includes_runtime_init = initialized.insert(series.device.type).second;
@@ -49,6 +60,7 @@ std::vector<Record> run_sweep(const Graph& graph, const SweepOptions& options, s
                 record.measurement = measure(session, inputs, batch, first);
                 record.memory = session.memory();
                 record.fallback_nodes = session.placement().fallbacks();
+                if (series.precision != Precision::f32) record.accuracy = accuracy_of(inputs, outputs);
                 records.push_back(std::move(record));
             } catch (const Error& e) {
                 notes.push_back(point + ": not measured: " + e.what());

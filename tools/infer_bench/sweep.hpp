@@ -1,6 +1,8 @@
 #pragma once
 // The sweep: every device × precision × host memory × batch, each measured in a fresh session
 // so that its cold start (session, plan, weight upload, first run) is its own.
+#include "accuracy.hpp"
+
 #include <infer/measure.hpp>
 #include <infer/memory.hpp>
 #include <infer/session.hpp>
@@ -26,6 +28,7 @@ struct Record {
     bool cold_start_includes_runtime_init = false;  // the first session on this device type
     MemoryEstimate memory;
     size_t fallback_nodes = 0;
+    std::optional<Accuracy> accuracy;  // against the CPU's f32 outputs; none for f32 points
 };
 
 struct SweepOptions {
