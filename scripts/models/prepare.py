@@ -19,6 +19,11 @@ and for all-MiniLM-L6-v2 also:
   embeddings.npy              their sentence-transformers embeddings (mean pooling, L2-normalized)
   tokenizer_corpus.json       500+ varied texts and the ids HuggingFace's tokenizer gives them
 
+all-MiniLM-L6-v2-int8-ort holds that model.onnx quantized by onnxruntime's quantize_dynamic
+(DynamicQuantizeLinear and MatMulInteger around every weight product), with ONNX Runtime's own
+output on MiniLM's test_data_set_0 inputs as the reference: infer must run ORT-quantized files
+as ORT does.
+
 The checkpoint models (CHECKPOINTS: small random-weight BERT, DistilBERT and RoBERTa) are
 Hugging Face folders instead, as transformers' save_pretrained(safe_serialization=True) writes
 them (config.json, model.safetensors or shards with model.safetensors.index.json), with
@@ -967,7 +972,32 @@ def prepare_t5_tokenizer(out):
 TOKENIZERS = {"gpt2-bpe-tokenizer": prepare_gpt2_tokenizer, "t5-unigram-tokenizer": prepare_t5_tokenizer}
 
 
-PREPARE = {"all-MiniLM-L6-v2": prepare_minilm, "t5-tiny-generation": prepare_t5_generation}
+def prepare_minilm_int8_ort(out):
+    import numpy as np
+    import onnxruntime
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    source = CACHE / "all-MiniLM-L6-v2"
+    if not manifest_current(source):
+        prepare("all-MiniLM-L6-v2")
+    quantize_dynamic(str(source / "model.onnx"), str(out / "model.onnx"), weight_type=QuantType.QInt8)
+    session = onnxruntime.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    feeds = {}
+    for index, graph_input in enumerate(session.get_inputs()):
+        array = np.load(source / "test_data_set_0" / f"input_{index}.npy")
+        feeds[graph_input.name] = array
+        save_npy(out / "test_data_set_0" / f"input_{index}.npy", array)
+    save_npy(out / "test_data_set_0" / "output_0.npy", session.run(None, feeds)[0].astype(np.float32))
+    return {
+        "source": "all-MiniLM-L6-v2's model.onnx through onnxruntime.quantization.quantize_dynamic "
+                  f"(weight_type QInt8), onnxruntime {onnxruntime.__version__}",
+        "inputs": [i.name for i in session.get_inputs()],
+        "reference": "test_data_set_0: ONNX Runtime's last_hidden_state of the quantized model",
+    }
+
+
+PREPARE = {"all-MiniLM-L6-v2": prepare_minilm, "t5-tiny-generation": prepare_t5_generation,
+           "all-MiniLM-L6-v2-int8-ort": prepare_minilm_int8_ort}
 
 
 def prepare(name):
@@ -1004,7 +1034,7 @@ def prepare(name):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    known = list(MODELS) + list(CHECKPOINTS) + list(TOKENIZERS) + ["t5-tiny-generation"]
+    known = list(MODELS) + list(CHECKPOINTS) + list(TOKENIZERS) + ["t5-tiny-generation", "all-MiniLM-L6-v2-int8-ort"]
     parser.add_argument("models", nargs="*", help=f"models to prepare: {', '.join(known)} (default: all)")
     parser.add_argument("--check", action="store_true",
                         help="only say whether they are all prepared (status 0) or not (1); needs "

@@ -50,6 +50,7 @@ Tolerance tolerance(infer::Precision precision) {
     case infer::Precision::f32: return {0.9999, 1e-4};
     case infer::Precision::f16: return {0.999, 1e-2};
     case infer::Precision::bf16: return {0.999, 3e-2};
+    case infer::Precision::int8: return {0.99, 1e-1};  // its own test below compares with f32
     }
     return {};
 }
@@ -161,6 +162,87 @@ TEST_CASE("all-MiniLM-L6-v2 embeddings match sentence-transformers", "[models][m
               << ", last_hidden_state " << error << " (of max " << scale << ")\n";
     CHECK(least_cosine >= tolerance(precision).embedding_cosine);
     CHECK(error / scale <= tolerance(precision).hidden_relative);
+}
+
+// precision = int8 (CPU): dynamic quantization of every product by a weight. The bar of the
+// int8 issue: each sentence embedding within cosine 0.99 of the f32 one, and the similarity
+// ranking of embed's check sentences (the demo's four) unchanged. Over the ten reference
+// sentences a pair of others may change places only where f32 itself nearly ties them.
+TEST_CASE("all-MiniLM-L6-v2 in int8 keeps its embeddings and their similarity ranking", "[models][minilm][int8]") {
+    if (!e2e::device_under_test().is_cpu()) {
+        SUCCEED("int8 runs on the CPU only so far");
+        return;
+    }
+    const fs::path folder = e2e::model_cache() / "all-MiniLM-L6-v2";
+    const auto manifest = read_json(folder / "manifest.json");
+    const auto tokenizer = infer::BertTokenizer::from_vocab_file((folder / "vocab.txt").string(),
+                                                                 manifest["lower_case"].get<bool>());
+    const infer::Graph& graph = load_graph(folder);
+    const infer::Session f32_session(graph), int8_session(graph, {.precision = infer::Precision::int8});
+    CHECK(int8_session.op_histogram()["QuantizedMatMul"] == 36);  // 6 layers: Q, K, V, output, 2 FFN
+    auto embed = [&](const infer::Session& session, const std::vector<std::string>& sentences) {
+        const infer::Batch inputs = tokenizer.encode_batch(sentences, manifest["max_length"].get<size_t>());
+        return e2e::mean_pool_normalized(session.run(inputs)["last_hidden_state"], inputs["attention_mask"]);
+    };
+    // Pairs (a, b) of other sentences that sentence i ranks in another order in `e` than in
+    // `reference`, with the gap between them in `reference`.
+    auto swaps = [](const std::vector<std::vector<float>>& reference, const std::vector<std::vector<float>>& e) {
+        std::vector<double> gaps;
+        for (size_t i = 0; i < e.size(); ++i)
+            for (size_t a = 0; a < e.size(); ++a)
+                for (size_t b = a + 1; b < e.size(); ++b) {
+                    if (a == i || b == i) continue;
+                    const double ra = e2e::cosine(reference[i], reference[a]), rb = e2e::cosine(reference[i], reference[b]);
+                    if ((ra > rb) != (e2e::cosine(e[i], e[a]) > e2e::cosine(e[i], e[b]))) gaps.push_back(std::fabs(ra - rb));
+                }
+        return gaps;
+    };
+    const auto sentences = read_json(folder / "sentences.json").get<std::vector<std::string>>();
+    const auto f32 = embed(f32_session, sentences), int8 = embed(int8_session, sentences);
+    REQUIRE(f32.size() == int8.size());
+    double least_cosine = 1;
+    for (size_t i = 0; i < f32.size(); ++i) least_cosine = std::min(least_cosine, e2e::cosine(f32[i], int8[i]));
+    const std::vector<double> gaps = swaps(f32, int8);
+    const double widest = gaps.empty() ? 0.0 : *std::max_element(gaps.begin(), gaps.end());
+    const std::vector<std::string> check{"A man is eating food.", "A man is eating a piece of bread.",
+                                         "The girl is carrying a baby.", "A man is riding a horse."};
+    const size_t check_swaps = swaps(embed(f32_session, check), embed(int8_session, check)).size();
+    std::cout << "e2e: all-MiniLM-L6-v2 cpu int8: least cosine to f32 1 - " << std::setprecision(2) << 1 - least_cosine
+              << "; reference sentences: " << gaps.size() << " pair(s) change places, f32 gap at most " << widest
+              << "; embed's check sentences: " << check_swaps << "\n";
+    CHECK(least_cosine >= 0.99);
+    CHECK(widest < 0.01);
+    CHECK(check_swaps == 0);
+}
+
+// A file quantized by onnxruntime (DynamicQuantizeLinear, MatMulInteger by s8 weights, the
+// rescaling Muls) runs as ONNX Runtime runs it: the integer products are exact on both sides,
+// so what differs is the f32 arithmetic around them and, rarely, an activation that rounds to
+// the other neighbouring step.
+TEST_CASE("all-MiniLM-L6-v2 quantized by onnxruntime matches onnxruntime's output", "[models][minilm][int8]") {
+    if (!e2e::device_under_test().is_cpu()) {
+        SUCCEED("the integer ops run on the CPU only so far");
+        return;
+    }
+    const fs::path folder = e2e::model_cache() / "all-MiniLM-L6-v2-int8-ort";
+    const fs::path data = folder / "test_data_set_0";
+    const infer::Graph graph = infer::Graph::load((folder / "model.onnx").string());
+    const infer::Session session(graph);
+    CHECK(session.op_histogram()["MatMulInteger"] >= 36);  // every weight product
+    infer::Batch inputs;
+    for (size_t i = 0; i < graph.inputs().size(); ++i)
+        inputs.set(graph.inputs()[i].name, infer::load_npy((data / ("input_" + std::to_string(i) + ".npy")).string()));
+    const infer::Tensor hidden = session.run(inputs)["last_hidden_state"];
+    const infer::Tensor reference = infer::load_npy((data / "output_0.npy").string());
+    const auto [error, scale] = max_errors(hidden, reference, inputs["attention_mask"]);
+    const auto got = e2e::mean_pool_normalized(hidden, inputs["attention_mask"]);
+    const auto want = e2e::mean_pool_normalized(reference, inputs["attention_mask"]);
+    double least_cosine = 1;
+    for (size_t i = 0; i < got.size(); ++i) least_cosine = std::min(least_cosine, e2e::cosine(got[i], want[i]));
+    std::cout << "e2e: all-MiniLM-L6-v2 quantized by onnxruntime, cpu: max |error| " << std::setprecision(3) << error
+              << " (of max " << scale << "), least embedding cosine 1 - " << std::setprecision(2) << 1 - least_cosine << "\n";
+    CHECK(error / scale <= 2e-2);
+    CHECK(least_cosine >= 0.9995);
 }
 
 TEST_CASE("prepared architectures match the framework's output", "[architectures]") {
