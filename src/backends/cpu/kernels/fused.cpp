@@ -3,6 +3,7 @@
 // but for FusedMatMul's few-row products, which stream 16-bit weights (half_weight_product.hpp).
 #include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/broadcast.hpp"
+#include "backends/cpu/kernels/gelu_rows.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/half_weight_product.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
@@ -29,9 +30,9 @@ void fused_matmul_epilogue(const KernelContext& ctx, const float* bias, float* y
             for (int64_t j = 0; j < n; ++j) {
                 float v = row[j] + (bias ? bias[j] : 0.0f);
                 if (relu) v = std::max(v, 0.0f);
-                if (gelu) v = 0.5f * v * (1.0f + std::erf(v * float(M_SQRT1_2)));
                 row[j] = v;
             }
+            if (gelu) gelu_in_place(row, n);
         }
     });
 }

@@ -5,11 +5,14 @@
 // multiplies exactly in i32, and the epilogue dequantizes, adds the bias and applies the
 // activation while the tile is in cache:
 //   y[r, n] = (acc[r, n] - zero[r] · Σ_k Wq[k, n]) · scale[r] · wscale[n] + bias[n]
+#include "backends/cpu/kernels/gelu_rows.hpp"
 #include "backends/cpu/kernels/int8_gemm.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 #include "backends/cpu/kernels/quantized_rows.hpp"
 #include "backends/cpu/kernels/register.hpp"
+
+#include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
@@ -42,6 +45,34 @@ Tensor quantize_weight(const Int8WeightLayout& layout, const Tensor& w) {
     return out;
 }
 
+// One row of a tile: out[c] = (acc[c] - zero · sums[c]) · scale · scales[c] + bias[c], ReLU'd.
+void dequantize_row(const int32_t* acc, int32_t zero, const int32_t* sums, float scale, const float* scales,
+                    const float* bias, bool relu, float* out, int64_t begin, int64_t cols) {
+    for (int64_t c = begin; c < cols; ++c) {
+        float v = static_cast<float>(acc[c] - zero * sums[c]) * (scale * scales[c]);
+        if (bias) v += bias[c];
+        out[c] = relu ? std::max(v, 0.0f) : v;
+    }
+}
+
+// The same eight columns at a time (the same f32 operations, so the same results).
+__attribute__((target("avx2,fma"))) void dequantize_row_avx2(const int32_t* acc, int32_t zero, const int32_t* sums,
+                                                             float scale, const float* scales, const float* bias,
+                                                             bool relu, float* out, int64_t cols) {
+    const __m256i z = _mm256_set1_epi32(zero);
+    const __m256 s = _mm256_set1_ps(scale), floor = _mm256_setzero_ps();
+    int64_t c = 0;
+    for (; c + 8 <= cols; c += 8) {
+        const __m256i corrected = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + c)),
+                                                   _mm256_mullo_epi32(z, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums + c))));
+        __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(corrected), _mm256_mul_ps(s, _mm256_loadu_ps(scales + c)));
+        if (bias) v = _mm256_add_ps(v, _mm256_loadu_ps(bias + c));
+        if (relu) v = _mm256_max_ps(v, floor);
+        _mm256_storeu_ps(out + c, v);
+    }
+    dequantize_row(acc, zero, sums, scale, scales, bias, relu, out, c, cols);
+}
+
 struct Dequantize {
     const QuantizedRows* rows;
     const int32_t* column_sums;
@@ -52,20 +83,19 @@ struct Dequantize {
     Activation activation;
 
     static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
+        static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
         const auto& d = *static_cast<const Dequantize*>(self);
+        const bool relu = d.activation == Activation::relu;
         for (int64_t r = 0; r < rows; ++r) {
+            float* out = d.y + (row0 + r) * d.n + col0;
             const int32_t zero = d.rows->zero[row0 + r];
             const float scale = d.rows->scale[row0 + r];
-            float* out = d.y + (row0 + r) * d.n + col0;
-            const int32_t* in = acc + r * ld;
-            for (int64_t c = 0; c < cols; ++c) {
-                float v = static_cast<float>(in[c] - zero * d.column_sums[col0 + c]) * (scale * d.column_scales[col0 + c]);
-                if (d.bias) v += d.bias[col0 + c];
-                if (d.activation == Activation::relu) v = std::max(v, 0.0f);
-                out[c] = v;
-            }
-            if (d.activation == Activation::gelu)
-                for (int64_t c = 0; c < cols; ++c) out[c] = 0.5f * out[c] * (1.0f + std::erf(out[c] * float(M_SQRT1_2)));
+            const float* bias = d.bias ? d.bias + col0 : nullptr;
+            if (avx2)
+                dequantize_row_avx2(acc + r * ld, zero, d.column_sums + col0, scale, d.column_scales + col0, bias, relu, out, cols);
+            else
+                dequantize_row(acc + r * ld, zero, d.column_sums + col0, scale, d.column_scales + col0, bias, relu, out, 0, cols);
+            if (d.activation == Activation::gelu) gelu_in_place(out, cols);
         }
     }
 };

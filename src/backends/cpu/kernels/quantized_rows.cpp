@@ -2,6 +2,8 @@
 
 #include "backends/cpu/kernels/parallel.hpp"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -28,7 +30,65 @@ size_t quantized_rows_bytes(int64_t rows, int64_t stride) {
     return align64(r * static_cast<size_t>(stride)) + align64(r * sizeof(float)) + align64(r * sizeof(int32_t));
 }
 
+namespace {
+
+// One row: its range, then its values; the scalar steps of the header, for any CPU.
+void quantize_row(const float* in, int64_t k, int64_t stride, uint8_t* out, float& scale_out, int32_t& zero_out) {
+    float lo = 0.0f, hi = 0.0f;
+    for (int64_t j = 0; j < k; ++j) {
+        lo = std::min(lo, in[j]);
+        hi = std::max(hi, in[j]);
+    }
+    float scale = (hi - lo) / 255.0f;
+    if (!(scale > 0.0f)) scale = 1.0f;  // an all-zero row
+    const float inverse = 1.0f / scale;
+    const float zero = to_u8_range(round_even(-lo * inverse));
+    for (int64_t j = 0; j < k; ++j) out[j] = static_cast<uint8_t>(to_u8_range(round_even(in[j] * inverse) + zero));
+    std::memset(out + k, 0, static_cast<size_t>(stride - k));
+    scale_out = scale;
+    zero_out = static_cast<int32_t>(zero);
+}
+
+// The same eight values at a time, with the same f32 operations (min/max, x · inverse rounded to
+// nearest even, + zero, clamped; NaN to 0 as to_u8_range does), so the same bytes.
+__attribute__((target("avx2,fma"))) void quantize_row_avx2(const float* in, int64_t k, int64_t stride, uint8_t* out,
+                                                           float& scale_out, int32_t& zero_out) {
+    __m256 lo8 = _mm256_setzero_ps(), hi8 = _mm256_setzero_ps();
+    int64_t j = 0;
+    for (; j + 8 <= k; j += 8) {
+        const __m256 v = _mm256_loadu_ps(in + j);
+        lo8 = _mm256_min_ps(lo8, v);
+        hi8 = _mm256_max_ps(hi8, v);
+    }
+    alignas(32) float lows[8], highs[8];
+    _mm256_store_ps(lows, lo8);
+    _mm256_store_ps(highs, hi8);
+    float lo = 0.0f, hi = 0.0f;
+    for (int i = 0; i < 8; ++i) lo = std::min(lo, lows[i]), hi = std::max(hi, highs[i]);
+    for (int64_t t = j; t < k; ++t) lo = std::min(lo, in[t]), hi = std::max(hi, in[t]);
+    float scale = (hi - lo) / 255.0f;
+    if (!(scale > 0.0f)) scale = 1.0f;
+    const float inverse = 1.0f / scale;
+    const float zero = to_u8_range(round_even(-lo * inverse));
+    const __m256 inv8 = _mm256_set1_ps(inverse), zero8 = _mm256_set1_ps(zero), top = _mm256_set1_ps(255.0f);
+    const __m256 floor = _mm256_setzero_ps();
+    for (j = 0; j + 8 <= k; j += 8) {
+        __m256 q = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(in + j), inv8), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        q = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(q, zero8), floor), top);  // max(NaN, 0) is 0
+        const __m256i i32 = _mm256_cvtps_epi32(q);
+        const __m128i i16 = _mm_packus_epi32(_mm256_castsi256_si128(i32), _mm256_extracti128_si256(i32, 1));
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out + j), _mm_packus_epi16(i16, i16));
+    }
+    for (; j < k; ++j) out[j] = static_cast<uint8_t>(to_u8_range(round_even(in[j] * inverse) + zero));
+    std::memset(out + k, 0, static_cast<size_t>(stride - k));
+    scale_out = scale;
+    zero_out = static_cast<int32_t>(zero);
+}
+
+}  // namespace
+
 QuantizedRows quantize_rows(const float* x, int64_t rows, int64_t k, int64_t stride, void* memory) {
+    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     auto* base = static_cast<uint8_t*>(memory);
     const auto r = static_cast<size_t>(rows);
     QuantizedRows q{base, nullptr, nullptr};
@@ -36,22 +96,10 @@ QuantizedRows quantize_rows(const float* x, int64_t rows, int64_t k, int64_t str
     q.zero = reinterpret_cast<int32_t*>(reinterpret_cast<uint8_t*>(q.scale) + align64(r * sizeof(float)));
     parallel_for(rows, grain_for(k), [&](int64_t begin, int64_t end) {
         for (int64_t row = begin; row < end; ++row) {
-            const float* in = x + row * k;
-            float lo = 0.0f, hi = 0.0f;
-            for (int64_t j = 0; j < k; ++j) {
-                lo = std::min(lo, in[j]);
-                hi = std::max(hi, in[j]);
-            }
-            float scale = (hi - lo) / 255.0f;
-            if (!(scale > 0.0f)) scale = 1.0f;  // an all-zero row
-            const float inverse = 1.0f / scale;
-            const float zero = to_u8_range(round_even(-lo * inverse));
-            uint8_t* out = q.values + row * stride;
-            for (int64_t j = 0; j < k; ++j)
-                out[j] = static_cast<uint8_t>(to_u8_range(round_even(in[j] * inverse) + zero));
-            std::memset(out + k, 0, static_cast<size_t>(stride - k));
-            q.scale[row] = scale;
-            q.zero[row] = static_cast<int32_t>(zero);
+            if (avx2)
+                quantize_row_avx2(x + row * k, k, stride, q.values + row * stride, q.scale[row], q.zero[row]);
+            else
+                quantize_row(x + row * k, k, stride, q.values + row * stride, q.scale[row], q.zero[row]);
         }
     });
     return q;
