@@ -2,6 +2,7 @@
 #include "backends/cpu/cpu_backend.hpp"
 
 #include "backends/cpu/kernels/blas.hpp"
+#include "backends/cpu/kernels/int8_gemm.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 #include "backends/cpu/kernels/register.hpp"
 
@@ -18,6 +19,15 @@
 namespace infer::cpu {
 
 namespace {
+
+// The int8 kernel sessions will use, for reports; a bad INFER_INT8_KERNEL says so here too.
+std::string int8_kernel_description() {
+    try {
+        return std::string(int8_kernel_name(int8_kernel()));
+    } catch (const Error& e) {
+        return e.what();
+    }
+}
 
 std::string cpu_model_name() {
     std::ifstream cpuinfo("/proc/cpuinfo");
@@ -81,7 +91,7 @@ public:
         p.free_memory_bytes = meminfo_bytes("MemAvailable");
         if (p.free_memory_bytes == 0) p.free_memory_bytes = sysconf_bytes(_SC_AVPHYS_PAGES);
         p.cores = static_cast<int>(std::thread::hardware_concurrency());
-        p.driver = blas_description();
+        p.driver = blas_description() + "; int8 products: " + int8_kernel_description();
         p.host_accessible = true;
         return p;
     }
