@@ -44,6 +44,11 @@ struct BatcherOptions {
     // to cut back to each item's own length; other outputs are returned as computed. Named,
     // not guessed: a [B, 8] output is not token-level just because the padded length is 8.
     std::vector<std::string> trim_outputs;
+    // Batches are filled up to the smallest of these sizes that holds them, with copies of
+    // their last item whose results are dropped, so that a few batch shapes (and plans, which
+    // sessions cache up to SessionOptions::max_cached_plans) serve every load; a batch larger
+    // than the last size runs as it is. Empty: every batch runs with exactly its items.
+    std::vector<int64_t> batch_sizes;
     // Results are copied to the host (a caller thread's tensors should not pin device memory).
     bool outputs_on_host = true;
 };

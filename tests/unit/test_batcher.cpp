@@ -121,6 +121,28 @@ TEST_CASE("64 threads x 500 requests: every answer is its own, once, and right",
     CHECK(stats.latency_p99_ms > 0);
 }
 
+TEST_CASE("batches filled up to a batch size answer only their own items", "[batcher]") {
+    const Session session(token_model());
+    CHECK_THROWS_AS(Batcher(session, {.batch_sizes = {4, 2}}), InvalidArgument);
+    Batcher batcher(session, {.max_batch = 8, .max_delay = 200ms, .length_buckets = {12}, .trim_outputs = {"tokens"},
+                              .batch_sizes = {4, 8}});
+    std::vector<Item> items;
+    std::vector<Batcher::Ticket> tickets;
+    for (uint32_t seed : {3u, 7u, 10u}) {  // three items within the delay: one batch of 3, run as 4
+        items.push_back(make_item(seed));
+        tickets.push_back(batcher.submit(items.back().inputs));
+    }
+    for (size_t i = 0; i < items.size(); ++i) {
+        const Batch out = tickets[i].result.get();
+        CHECK(close(out["tokens"].to_vector<float>(), items[i].tokens));
+        CHECK(close(out["pooled"].to_vector<float>(), items[i].pooled));
+    }
+    const BatcherStats stats = batcher.stats();
+    CHECK(stats.completed == 3);
+    REQUIRE(stats.batch_sizes.size() > 3);
+    CHECK(stats.batch_sizes[3] == 1);  // the batch counts its items, not the copies
+}
+
 TEST_CASE("a full queue answers Overloaded at once; shutdown without draining cancels the rest", "[batcher]") {
     const Session session(token_model());
     Batcher batcher(session, {.max_batch = 100, .max_delay = 10s, .max_queue = 4});

@@ -68,11 +68,12 @@ void on_signal(int signal_number) {
     [[maybe_unused]] const ssize_t written = write(signal_pipe[1], &byte, 1);
 }
 
-int64_t parse_length(const std::string& text) {
+// A positive count from the list of `option` (--length-buckets, --batch-sizes).
+int64_t parse_count(const std::string& option, const std::string& text) {
     int64_t value = 0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (error != std::errc() || end != text.data() + text.size() || value < 1)
-        throw InvalidArgument("--length-buckets: '" + text + "' is not a length");
+        throw InvalidArgument(option + ": '" + text + "' is not a positive whole number");
     return value;
 }
 
@@ -81,7 +82,7 @@ int64_t parse_length(const std::string& text) {
 int main(int argc, char** argv) {
     CLI::App app{"infer-serve: KServe v2 / Open Inference Protocol over HTTP, with dynamic batching"};
     std::vector<std::string> model_arguments, named;
-    std::string devices_text = "cpu", precision_text = "f32", buckets_text;
+    std::string devices_text = "cpu", precision_text = "f32", buckets_text, batch_sizes_text;
     serve::HttpOptions http;
     int64_t max_batch = 32;
     double max_delay_ms = 2;
@@ -96,11 +97,13 @@ int main(int argc, char** argv) {
     app.add_option("--max-batch", max_batch, "items per batch (1: no batching)")->capture_default_str();
     app.add_option("--max-delay-ms", max_delay_ms, "how long the oldest item waits for others")->capture_default_str();
     app.add_option("--queue", queue, "items waiting at most; beyond, requests get 503")->capture_default_str();
-    app.add_option("--precision", precision_text, "f32, f16 or bf16")->capture_default_str();
+    app.add_option("--precision", precision_text, "f32, f16, bf16 or int8 (CPU)")->capture_default_str();
     app.add_option("--threads", threads, "CPU threads per session (0: all cores)")->capture_default_str();
     app.add_option("--workers", workers, "batches running at once (0: one per device)")->capture_default_str();
     app.add_option("--length-buckets", buckets_text,
                    "sequence lengths to pad to, e.g. 16,32,64,128, or none (default for token models: 16..512)");
+    app.add_option("--batch-sizes", batch_sizes_text,
+                   "batch sizes to fill batches up to, e.g. 1,4,16,32, or none (default: powers of two to --max-batch)");
     app.add_option("--max-body-bytes", http.max_body_bytes, "larger request bodies get 413")->capture_default_str();
     app.add_option("--http-threads", http.threads, "connections served at once")->capture_default_str();
     CLI11_PARSE(app, argc, argv);
@@ -118,7 +121,10 @@ int main(int argc, char** argv) {
         options.batcher.workers = workers > 0 ? workers : static_cast<int>(options.devices.size());
         if (buckets_text == "none") options.length_buckets_from_model = false;
         else
-            for (const std::string& bucket : split_list(buckets_text)) options.batcher.length_buckets.push_back(parse_length(bucket));
+            for (const std::string& bucket : split_list(buckets_text)) options.batcher.length_buckets.push_back(parse_count("--length-buckets", bucket));
+        if (batch_sizes_text == "none") options.batch_sizes_from_model = false;
+        else
+            for (const std::string& size : split_list(batch_sizes_text)) options.batcher.batch_sizes.push_back(parse_count("--batch-sizes", size));
 
         std::vector<std::pair<std::string, fs::path>> sources;
         for (const std::string& argument : model_arguments) sources.push_back(resolve_model(argument));

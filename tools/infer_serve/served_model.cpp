@@ -43,9 +43,18 @@ ServedModel::ServedModel(std::string name, Graph graph, ModelOptions options)
                 if (output.shape.rank() >= 2 && output.shape[1] == kDynamic)
                     options.batcher.trim_outputs.push_back(output.name);
     }
+    // Batches padded to powers of two: with the length buckets, few enough shapes that every
+    // plan stays cached (a CUDA plan made again costs planning and a graph capture).
+    if (options.batch_sizes_from_model && options.batcher.batch_sizes.empty())
+        for (int64_t size = 1;; size *= 2) {
+            options.batcher.batch_sizes.push_back(std::min(size, options.batcher.max_batch));
+            if (size >= options.batcher.max_batch) break;
+        }
+    const size_t shapes = (options.batcher.length_buckets.size() + 1) * std::max<size_t>(options.batcher.batch_sizes.size(), 1);
     std::vector<const Session*> sessions;
     for (const Device& device : options.devices) {
         SessionOptions session_options;
+        session_options.max_cached_plans = std::clamp<size_t>(shapes, 16, 128);
         session_options.device = device;
         session_options.precision = options.precision;
         session_options.threads = options.threads;

@@ -27,6 +27,8 @@ struct ModelOptions {
     // 16, 32, 64, ... 512 and outputs whose axis 1 is dynamic are cut back to each row's length.
     BatcherOptions batcher;
     bool length_buckets_from_model = true;  // false: pad to the longest item of a batch
+    // batcher.batch_sizes, when left empty: powers of two up to max_batch (false: exact sizes).
+    bool batch_sizes_from_model = true;
 };
 
 class ServedModel {

@@ -285,10 +285,14 @@ struct Batcher::State {
         try {
             std::vector<const Batch*> items;
             for (const Request& r : batch) items.push_back(&r.item);
+            // Filled to a batch size of the list with copies of the last item (dropped below).
+            const auto size = std::lower_bound(options.batch_sizes.begin(), options.batch_sizes.end(),
+                                               static_cast<int64_t>(items.size()));
+            if (size != options.batch_sizes.end()) items.resize(static_cast<size_t>(*size), items.back());
             int64_t padded_length = 0;
             bool ragged = false;
             const Batch inputs = stacked(items, padded_length, ragged);
-            std::tie(session, estimate_ms) = route(static_cast<int64_t>(batch.size()), batch.front().item);
+            std::tie(session, estimate_ms) = route(static_cast<int64_t>(items.size()), batch.front().item);
             routed = true;
             const Batch outputs = sessions[session]->run(inputs);
             for (const std::string& name : outputs.names()) {
@@ -296,9 +300,9 @@ struct Batcher::State {
                 if (options.outputs_on_host) all = all.to(Device::CPU);
                 const bool trimmed = ragged && std::find(options.trim_outputs.begin(), options.trim_outputs.end(),
                                                          name) != options.trim_outputs.end();
-                if (all.rank() == 0 || all.shape()[0] != static_cast<int64_t>(batch.size()))
+                if (all.rank() == 0 || all.shape()[0] != static_cast<int64_t>(items.size()))
                     throw Unsupported("batcher: output '" + name + "' of shape " + all.shape().to_string() +
-                                      " has no batch axis of " + std::to_string(batch.size()) + " items to split");
+                                      " has no batch axis of " + std::to_string(items.size()) + " items to split");
                 for (size_t i = 0; i < batch.size(); ++i) {
                     Tensor item = all.slice(0, static_cast<int64_t>(i), static_cast<int64_t>(i) + 1);
                     std::vector<int64_t> dims(item.shape().dims().begin() + 1, item.shape().dims().end());
@@ -369,6 +373,9 @@ Batcher::Batcher(std::vector<const Session*> sessions, BatcherOptions options)
     if (!std::is_sorted(o.length_buckets.begin(), o.length_buckets.end()) ||
         std::any_of(o.length_buckets.begin(), o.length_buckets.end(), [](int64_t b) { return b < 1; }))
         throw InvalidArgument("batcher: length_buckets must be positive and ascending");
+    if (!std::is_sorted(o.batch_sizes.begin(), o.batch_sizes.end()) ||
+        std::any_of(o.batch_sizes.begin(), o.batch_sizes.end(), [](int64_t b) { return b < 1; }))
+        throw InvalidArgument("batcher: batch_sizes must be positive and ascending");
     state_->stats.batch_sizes.assign(static_cast<size_t>(o.max_batch) + 1, 0);
     state_->stats.batches_per_session.assign(state_->sessions.size(), 0);
     state_->in_flight_ms.assign(state_->sessions.size(), 0.0);
