@@ -8,6 +8,8 @@
 
 #include <Eigen/Core>
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -23,17 +25,60 @@ void softmax_row(const float* x, float* y, int64_t length) {
     out *= 1.0f / out.sum();
 }
 
+namespace {
+
+// A row's mean and inverse standard deviation, summed in f64 (rows with a large mean lose
+// nothing); one f64 chain per row in order, as before, is also what made LayerNorm a tenth of
+// a MiniLM run: four cycles a value in the dependent adds.
+void row_moments(const float* row, int64_t length, float epsilon, double& mean, double& inv_std) {
+    double sum = 0;
+    for (int64_t i = 0; i < length; ++i) sum += row[i];
+    mean = sum / static_cast<double>(length);
+    double squares = 0;
+    for (int64_t i = 0; i < length; ++i) squares += (row[i] - mean) * (row[i] - mean);
+    inv_std = 1.0 / std::sqrt(squares / static_cast<double>(length) + epsilon);
+}
+
+// The same sums in sixteen independent f64 lanes (four vectors of four), so the adds overlap.
+__attribute__((target("avx2,fma"))) void row_moments_avx2(const float* row, int64_t length, float epsilon,
+                                                          double& mean, double& inv_std) {
+    __m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd()};
+    int64_t i = 0;
+    for (; i + 16 <= length; i += 16)
+        for (int j = 0; j < 4; ++j) acc[j] = _mm256_add_pd(acc[j], _mm256_cvtps_pd(_mm_loadu_ps(row + i + 4 * j)));
+    auto total = [&]() {
+        alignas(32) double lanes[4];
+        _mm256_store_pd(lanes, _mm256_add_pd(_mm256_add_pd(acc[0], acc[1]), _mm256_add_pd(acc[2], acc[3])));
+        return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+    };
+    double sum = total();
+    for (; i < length; ++i) sum += row[i];
+    mean = sum / static_cast<double>(length);
+    const __m256d m = _mm256_set1_pd(mean);
+    for (__m256d& a : acc) a = _mm256_setzero_pd();
+    for (i = 0; i + 16 <= length; i += 16)
+        for (int j = 0; j < 4; ++j) {
+            const __m256d d = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(row + i + 4 * j)), m);
+            acc[j] = _mm256_fmadd_pd(d, d, acc[j]);
+        }
+    double squares = total();
+    for (; i < length; ++i) squares += (row[i] - mean) * (row[i] - mean);
+    inv_std = 1.0 / std::sqrt(squares / static_cast<double>(length) + epsilon);
+}
+
+}  // namespace
+
 void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t length, const float* scale,
                      const float* bias, float epsilon, float* mean_out, float* inv_std_out) {
+    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     parallel_for(rows, grain_for(length), [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
             const float* row = x + r * length;
-            double sum = 0;
-            for (int64_t i = 0; i < length; ++i) sum += row[i];
-            const double mean = sum / static_cast<double>(length);
-            double squares = 0;
-            for (int64_t i = 0; i < length; ++i) squares += (row[i] - mean) * (row[i] - mean);
-            const double inv_std = 1.0 / std::sqrt(squares / static_cast<double>(length) + epsilon);
+            double mean = 0, inv_std = 0;
+            if (avx2)
+                row_moments_avx2(row, length, epsilon, mean, inv_std);
+            else
+                row_moments(row, length, epsilon, mean, inv_std);
             const float m = static_cast<float>(mean), s = static_cast<float>(inv_std);
             float* out = y + r * length;
             for (int64_t i = 0; i < length; ++i)
