@@ -77,7 +77,7 @@ void add_layer_norm_kernel(KernelContext& ctx) {
         float* broadcast = scratch + y.numel();
         broadcast_copy(sum, shape, x.data<float>(), x.shape(), sizeof(float));
         broadcast_copy(broadcast, shape, skip.data<float>(), skip.shape(), sizeof(float));
-        for (int64_t i = 0; i < y.numel(); ++i) sum[i] += broadcast[i];
+        for (int64_t i = 0, count = y.numel(); i < count; ++i) sum[i] += broadcast[i];
     }
     const float* bias = ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr;
     layer_norm_rows(sum, y.data<float>(), rows, length, ctx.input(2).data<float>(), bias,

@@ -52,7 +52,7 @@ void range_kernel(KernelContext& ctx) {
     const T delta = *ctx.input(2).data<T>();
     Tensor& out = ctx.output(0);
     T* y = out.data<T>();
-    for (int64_t i = 0; i < out.numel(); ++i)
+    for (int64_t i = 0, count = out.numel(); i < count; ++i)
         y[i] = static_cast<T>(start + static_cast<T>(i) * delta);
 }
 

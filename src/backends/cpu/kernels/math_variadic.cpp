@@ -28,7 +28,7 @@ Kernel fold_inputs(Op op, bool mean = false) {
         }
         if (mean) {
             const T count = static_cast<T>(ctx.num_inputs());
-            for (int64_t i = 0; i < out.numel(); ++i) y[i] /= count;
+            for (int64_t i = 0, elements = out.numel(); i < elements; ++i) y[i] /= count;
         }
     };
 }

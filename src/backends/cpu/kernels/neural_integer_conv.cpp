@@ -36,7 +36,7 @@ std::vector<int32_t> widen(const KernelContext& ctx, size_t input, size_t zero_i
     std::vector<int32_t> out(static_cast<size_t>(t.numel()));
     const Tensor* zero = ctx.has_input(zero_input) ? &ctx.input(zero_input) : nullptr;
     if (zero && zero->dtype() != t.dtype()) invalid_argument(ctx, "zero point and operand differ in dtype");
-    for (int64_t i = 0; i < t.numel(); ++i)
+    for (int64_t i = 0, count = t.numel(); i < count; ++i)
         out[static_cast<size_t>(i)] =
             element(ctx, t, i) - (zero ? element(ctx, *zero, zero->numel() == 1 ? 0 : i / per) : 0);
     return out;

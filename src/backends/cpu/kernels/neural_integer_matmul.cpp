@@ -47,9 +47,9 @@ std::vector<int32_t> widen(const KernelContext& ctx, size_t input, size_t zero_i
         if (z.numel() != 1 && (zero_input != 3 || z.numel() != columns))
             unsupported(ctx, "zero point of shape " + z.shape().to_string() + " (one per tensor, or B's one per column)");
         zero.resize(static_cast<size_t>(z.numel()));
-        for (int64_t i = 0; i < z.numel(); ++i) zero[i] = read(z, i);
+        for (int64_t i = 0, count = z.numel(); i < count; ++i) zero[i] = read(z, i);
     }
-    for (int64_t i = 0; i < t.numel(); ++i)
+    for (int64_t i = 0, count = t.numel(); i < count; ++i)
         out[static_cast<size_t>(i)] = read(t, i) - zero[zero.size() == 1 ? 0 : static_cast<size_t>(i % columns)];
     return out;
 }
@@ -219,7 +219,7 @@ private:
     // B as s8: u8 values less 128.
     static Tensor pack_shifted(const Int8WeightLayout& layout, const Tensor& b) {
         std::vector<int8_t> s8(static_cast<size_t>(b.numel()));
-        for (int64_t i = 0; i < b.numel(); ++i)
+        for (int64_t i = 0, count = b.numel(); i < count; ++i)
             s8[i] = b.dtype() == DType::u8 ? static_cast<int8_t>(int32_t{b.data<uint8_t>()[i]} - 128) : b.data<int8_t>()[i];
         return pack_int8_weight(layout, s8.data(), layout.n);
     }

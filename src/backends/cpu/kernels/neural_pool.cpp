@@ -160,7 +160,7 @@ void max_unpool_kernel(KernelContext& ctx) {
     auto* out = static_cast<unsigned char*>(y.raw_data());
     const auto* in = static_cast<const unsigned char*>(x.raw_data());
     std::memset(out, 0, y.nbytes());
-    for (int64_t i = 0; i < x.numel(); ++i) {
+    for (int64_t i = 0, count = x.numel(); i < count; ++i) {
         if (indices[i] < 0 || indices[i] >= from.numel())
             invalid_argument(ctx, "index " + std::to_string(indices[i]) + " is outside " + from.to_string());
         int64_t rest = indices[i], target = 0, stride = 1;

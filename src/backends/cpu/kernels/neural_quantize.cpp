@@ -4,6 +4,7 @@
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/neural_kernels.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
+#include "backends/cpu/kernels/quantized_rows.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -77,16 +78,18 @@ void dequantize(KernelContext& ctx) {
 void dynamic_quantize_kernel(KernelContext& ctx) {
     const Tensor& x = ctx.input(0);
     const float* px = x.data<float>();
+    const int64_t n = x.numel();  // once: Shape::numel was a tenth of an ORT-quantized MiniLM run
     float low = 0, high = 0;
-    for (int64_t i = 0; i < x.numel(); ++i) {
-        low = std::min(low, px[i]);
-        high = std::max(high, px[i]);
-    }
+    range_with_zero(px, n, low, high);
     const float scale = (high - low) / 255.0f;
     const uint8_t zero = scale == 0 ? 0 : saturate<uint8_t>(std::nearbyint(-low / scale));
     uint8_t* py = ctx.output(0).data<uint8_t>();
-    for (int64_t i = 0; i < x.numel(); ++i)
-        py[i] = scale == 0 ? zero : saturate<uint8_t>(std::nearbyint(px[i] / scale) + zero);
+    parallel_for(n, 16384, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            const float v = std::clamp(std::rint(px[i] / scale) + zero, 0.0f, 255.0f);
+            py[i] = scale == 0 ? zero : static_cast<uint8_t>(v);
+        }
+    });
     *ctx.output(1).data<float>() = scale;
     *ctx.output(2).data<uint8_t>() = zero;
 }

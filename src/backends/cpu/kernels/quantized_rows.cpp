@@ -51,14 +51,14 @@ void quantize_row(const float* in, int64_t k, int64_t stride, uint8_t* out, floa
 
 // The same eight values at a time, with the same f32 operations (min/max, x · inverse rounded to
 // nearest even, + zero, clamped; NaN to 0 as to_u8_range does), so the same bytes.
-__attribute__((target("avx2,fma"))) void quantize_row_avx2(const float* in, int64_t k, int64_t stride, uint8_t* out,
-                                                           float& scale_out, int32_t& zero_out) {
+__attribute__((target("avx2"))) void range_avx2(const float* in, int64_t k, float& low, float& high) {
+    // min/max with the value second: a NaN operand gives the accumulator back, so NaN is ignored.
     __m256 lo8 = _mm256_setzero_ps(), hi8 = _mm256_setzero_ps();
     int64_t j = 0;
     for (; j + 8 <= k; j += 8) {
         const __m256 v = _mm256_loadu_ps(in + j);
-        lo8 = _mm256_min_ps(lo8, v);
-        hi8 = _mm256_max_ps(hi8, v);
+        lo8 = _mm256_min_ps(v, lo8);
+        hi8 = _mm256_max_ps(v, hi8);
     }
     alignas(32) float lows[8], highs[8];
     _mm256_store_ps(lows, lo8);
@@ -66,6 +66,15 @@ __attribute__((target("avx2,fma"))) void quantize_row_avx2(const float* in, int6
     float lo = 0.0f, hi = 0.0f;
     for (int i = 0; i < 8; ++i) lo = std::min(lo, lows[i]), hi = std::max(hi, highs[i]);
     for (int64_t t = j; t < k; ++t) lo = std::min(lo, in[t]), hi = std::max(hi, in[t]);
+    low = lo;
+    high = hi;
+}
+
+__attribute__((target("avx2,fma"))) void quantize_row_avx2(const float* in, int64_t k, int64_t stride, uint8_t* out,
+                                                           float& scale_out, int32_t& zero_out) {
+    float lo = 0.0f, hi = 0.0f;
+    range_avx2(in, k, lo, hi);
+    int64_t j = 0;
     float scale = (hi - lo) / 255.0f;
     if (!(scale > 0.0f)) scale = 1.0f;
     const float inverse = 1.0f / scale;
@@ -86,6 +95,16 @@ __attribute__((target("avx2,fma"))) void quantize_row_avx2(const float* in, int6
 }
 
 }  // namespace
+
+void range_with_zero(const float* x, int64_t n, float& low, float& high) {
+    static const bool avx2 = __builtin_cpu_supports("avx2");
+    if (avx2) {
+        range_avx2(x, n, low, high);
+        return;
+    }
+    low = high = 0.0f;
+    for (int64_t i = 0; i < n; ++i) low = std::min(low, x[i]), high = std::max(high, x[i]);
+}
 
 QuantizedRows quantize_rows(const float* x, int64_t rows, int64_t k, int64_t stride, void* memory) {
     static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");

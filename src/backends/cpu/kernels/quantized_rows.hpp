@@ -17,6 +17,9 @@ struct QuantizedRows {
 
 size_t quantized_rows_bytes(int64_t rows, int64_t stride);
 
+// The least and greatest of x[0, n) and 0 (NaN ignored), eight lanes at a time where AVX2 is.
+void range_with_zero(const float* x, int64_t n, float& low, float& high);
+
 // Quantizes X [rows, k] (f32, contiguous) into `memory` (quantized_rows_bytes long), over the
 // calling thread's pool.
 QuantizedRows quantize_rows(const float* x, int64_t rows, int64_t k, int64_t stride, void* memory);
