@@ -4,6 +4,7 @@
 #include <infer/attributes.hpp>
 #include <infer/batch.hpp>
 #include <infer/batcher.hpp>
+#include <infer/calibration.hpp>
 #include <infer/device.hpp>
 #include <infer/dtype.hpp>
 #include <infer/error.hpp>

@@ -18,6 +18,7 @@
 namespace infer {
 
 enum class Precision { f32, f16, bf16, int8 };
+class Calibration;
 std::string_view precision_name(Precision precision);
 Precision parse_precision(std::string_view name);  // throws InvalidArgument
 
@@ -28,7 +29,7 @@ struct SessionOptions {
     // still f32 at the interface.
     // int8: products by a weight (MatMul, with its bias and activation) in 8-bit integers, the
     // weight quantized once per output column, activations per row at run time (dynamic
-    // quantization); every other op in f32. CPU only so far.
+    // quantization, or static with `calibration`); every other op in f32. CPU only so far.
     Precision precision = Precision::f32;
     int threads = 0;                     // CPU threads for kernels; 0 = all cores
     bool strict = false;                 // fail (Unsupported) rather than fall back to the CPU
@@ -49,6 +50,9 @@ struct SessionOptions {
     // threads that run them (started with the first asynchronous run).
     size_t max_queued_async_runs = 64;
     size_t async_workers = 2;
+    // precision int8: activation ranges from calibrate() (calibration.hpp) make the quantization
+    // of the products' inputs static; null: dynamic, per row at run time.
+    std::shared_ptr<const Calibration> calibration;
 };
 
 // Where each node of a plan runs, and why when it is not the requested device.

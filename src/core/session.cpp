@@ -151,7 +151,7 @@ struct Session::Impl {
     }
 
     detail::PassContext pass_context(Precision precision) const {
-        return {*backend_for(options.device), precision, keep_f32};
+        return {*backend_for(options.device), precision, keep_f32, options.calibration.get()};
     }
 
     Batch run(const Batch& inputs, const Batch* bound_outputs, RunProfile* profile);

@@ -167,7 +167,8 @@ TEST_CASE("all-MiniLM-L6-v2 embeddings match sentence-transformers", "[models][m
 // precision = int8 (CPU): dynamic quantization of every product by a weight. The bar of the
 // int8 issue: each sentence embedding within cosine 0.99 of the f32 one, and the similarity
 // ranking of embed's check sentences (the demo's four) unchanged. Over the ten reference
-// sentences a pair of others may change places only where f32 itself nearly ties them.
+// sentences a pair of others may change places only where f32 itself nearly ties them; with
+// static (calibrated) ranges, the same holds for the check sentences.
 TEST_CASE("all-MiniLM-L6-v2 in int8 keeps its embeddings and their similarity ranking", "[models][minilm][int8]") {
     if (!e2e::device_under_test().is_cpu()) {
         SUCCEED("int8 runs on the CPU only so far");
@@ -213,6 +214,42 @@ TEST_CASE("all-MiniLM-L6-v2 in int8 keeps its embeddings and their similarity ra
     CHECK(least_cosine >= 0.99);
     CHECK(widest < 0.01);
     CHECK(check_swaps == 0);
+
+    // Static int8: ranges calibrated on 48 texts of the tokenizer corpus (not the sentences
+    // compared), by min-max and by the 99.99th percentile.
+    const auto corpus = read_json(folder / "tokenizer_corpus.json")["cases"];
+    std::vector<infer::Batch> calibration_batches;
+    for (size_t first = 5; first < 53; first += 16) {
+        std::vector<std::string> texts;
+        for (size_t i = first; i < first + 16; ++i) texts.push_back(corpus.at(i)["text"].get<std::string>());
+        calibration_batches.push_back(tokenizer.encode_batch(texts, manifest["max_length"].get<size_t>()));
+    }
+    for (const auto method : {infer::CalibrationMethod::min_max, infer::CalibrationMethod::percentile}) {
+        infer::SessionOptions options{.precision = infer::Precision::int8};
+        options.calibration = std::make_shared<infer::Calibration>(
+            infer::calibrate(graph, calibration_batches, {.method = method}));
+        CHECK(options.calibration->ranges.size() == 36);
+        size_t static_products = 0;
+        double worst_static = 0;
+        for (const auto& [node, range] : options.calibration->ranges)
+            if (!range.dynamic) ++static_products, worst_static = std::max(worst_static, range.error);
+        const infer::Session static_session(graph, options);
+        const auto fixed = embed(static_session, sentences);
+        double least = 1;
+        for (size_t i = 0; i < f32.size(); ++i) least = std::min(least, e2e::cosine(f32[i], fixed[i]));
+        const std::vector<double> check_gaps = swaps(embed(f32_session, check), embed(static_session, check));
+        const size_t swaps_static = check_gaps.size();
+        std::cout << "e2e: all-MiniLM-L6-v2 cpu int8 static ("
+                  << (method == infer::CalibrationMethod::min_max ? "min-max" : "percentile")
+                  << "): " << static_products << " of 36 products static (input error at most " << std::setprecision(2)
+                  << worst_static << "), least cosine to f32 1 - " << 1 - least << "; embed's check sentences: "
+                  << swaps_static << "\n";
+        CHECK(static_products >= 18);  // every Q, K, V and attention output product at least
+        CHECK(least >= 0.99);
+        // Static ranges move "The girl is carrying a baby." between two unrelated sentences whose
+        // f32 similarities to it are -0.105 and -0.109: near ties may change places, nothing else.
+        for (double gap : check_gaps) CHECK(gap < 0.01);
+    }
 }
 
 // A file quantized by onnxruntime (DynamicQuantizeLinear, MatMulInteger by s8 weights, the

@@ -9,6 +9,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <memory>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -200,4 +203,70 @@ TEST_CASE("precision int8 parses, and leaves products of two computed values in 
             for (int64_t i = 0; i < 8; ++i) want += double(a.data<float>()[r * 8 + i]) * c.data<float>()[i * 3 + j];
             CHECK(got[size_t(r * 3 + j)] == Approx(want).margin(1e-5));
         }
+}
+
+TEST_CASE("static int8: calibrate records each product's input range, and sessions quantize with it", "[int8][calibration]") {
+    const int64_t k = 24, n = 10;
+    const Tensor w1 = random_floats({k, k}, 0.4f, 21), w2 = random_floats({k, n}, 0.4f, 22), bias = random_floats({k}, 0.5f, 23);
+    GraphBuilder b;
+    auto x = b.input("x", DType::f32, {kDynamic, k});
+    auto hidden = b.relu(b.add(b.matmul(x, b.constant(w1)), b.constant(bias)));
+    b.output("y", b.matmul(hidden, b.constant(w2)));
+    const Graph graph = b.build();
+    std::vector<Batch> batches;
+    for (uint32_t s = 0; s < 4; ++s) batches.push_back({{"x", random_floats({5, k}, 1.5f, 100 + s)}});
+
+    CHECK_THROWS_AS(calibrate(graph, {}), InvalidArgument);
+    const Calibration c = calibrate(graph, batches);
+    REQUIRE(c.ranges.size() == 2);  // the fused first product and the second
+    // The first product reads x itself: its range is that of the batches, widened to hold 0.
+    float low = 0, high = 0;
+    for (const Batch& batch : batches)
+        for (float v : batch["x"].to_vector<float>()) low = std::min(low, v), high = std::max(high, v);
+    bool found_x = false;
+    for (const auto& [node, range] : c.ranges) {
+        CHECK(range.low <= 0.0f);
+        CHECK(range.high >= 0.0f);
+        found_x = found_x || (range.low == low && range.high == high);
+    }
+    CHECK(found_x);
+    // The percentile method never widens a range.
+    const Calibration p = calibrate(graph, batches, {.method = CalibrationMethod::percentile, .percentile = 90});
+    for (const auto& [node, range] : p.ranges) {
+        CHECK(range.low >= c.ranges.at(node).low);
+        CHECK(range.high <= c.ranges.at(node).high);
+    }
+
+    // Saved and loaded, the same ranges; a session with them differs from dynamic quantization
+    // but stays near f32.
+    const std::string path = "test_int8_calibration.json";
+    c.save(path);
+    const Calibration loaded = Calibration::load(path);
+    CHECK(loaded.ranges.size() == c.ranges.size());
+    for (const auto& [node, range] : c.ranges) {
+        CHECK(loaded.ranges.at(node).low == range.low);
+        CHECK(loaded.ranges.at(node).high == range.high);
+    }
+    SessionOptions options{.precision = Precision::int8};
+    options.calibration = std::make_shared<Calibration>(loaded);
+    const Session fixed(graph, options), dynamic(graph, {.precision = Precision::int8}), exact(graph);
+    const Batch input{{"x", random_floats({7, k}, 1.5f, 200)}};
+    const auto got = fixed.run(input)["y"].to_vector<float>(), per_row = dynamic.run(input)["y"].to_vector<float>(),
+               want = exact.run(input)["y"].to_vector<float>();
+    double error = 0, norm = 0, differs = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+        error += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+        norm += double(want[i]) * want[i];
+        differs += got[i] != per_row[i];
+    }
+    CHECK(std::sqrt(error / norm) < 5e-2);
+    CHECK(differs > 0);
+
+    {
+        std::ofstream bad(path);
+        bad << "{\"format\": \"something else\"}";
+    }
+    CHECK_THROWS_AS(Calibration::load(path), InvalidArgument);
+    CHECK_THROWS_AS(Calibration::load("no-such-calibration.json"), InvalidArgument);
+    std::remove(path.c_str());
 }

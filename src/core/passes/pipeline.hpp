@@ -6,6 +6,7 @@
 #include "core/passes/rewriter.hpp"
 
 #include <infer/backend.hpp>
+#include <infer/calibration.hpp>
 #include <infer/session.hpp>
 
 #include <memory>
@@ -22,6 +23,8 @@ struct PassContext {
     Precision precision;
     // f16: nodes of the fused graph to keep in f32, their f16 results having left f16's range.
     std::set<std::string> keep_f32 = {};
+    // int8: calibrated activation ranges (static quantization), or null (dynamic).
+    const Calibration* calibration = nullptr;
 
     // Whether the target has a kernel for `op` in the dtype it will run in after lowering (the
     // op's precision class decides), so that fusing never moves work off the target device.
@@ -52,6 +55,8 @@ void fuse_matmul_epilogue(Rewriter& rewriter, const PassContext& context);
 void fuse_add_layer_norm(Rewriter& rewriter, const PassContext& context);
 // Products by a weight to QuantizedMatMul at precision int8 (quantize_products.cpp).
 void quantize_products(Rewriter& rewriter, const PassContext& context);
+// The nodes that pass would quantize (MatMul/FusedMatMul of an f32 A by a 2-D f32 constant).
+std::vector<int> quantizable_products(const Rewriter& rewriter);
 // f16/bf16 lowering at those precisions (lower_precision.cpp).
 void lower_precision_pass(Rewriter& rewriter, const PassContext& context);
 

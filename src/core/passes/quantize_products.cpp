@@ -2,20 +2,18 @@
 // FusedMatMul with its bias and activation) becomes a QuantizedMatMul with the same inputs.
 // The backend quantizes the weight when it compiles the node (so each backend packs it for its
 // own kernels) and the activations per row at run time; everything else stays in f32. Products
-// of two computed values (attention's Q·Kᵀ) are not weights and stay f32.
+// of two computed values (attention's Q·Kᵀ) are not weights and stay f32. With a calibration,
+// each QuantizedMatMul carries its input's calibrated range (attributes a_low, a_high).
 #include "core/ops/op_schema.hpp"
 #include "core/passes/pattern.hpp"
 #include "core/passes/pipeline.hpp"
 
 namespace infer::detail {
 
-void quantize_products(Rewriter& rewriter, const PassContext& context) {
-    if (context.precision != Precision::int8) return;
-    if (!context.target_runs("QuantizedMatMul"))
-        throw Unsupported("precision int8 is not available on " + context.target.name() +
-                          ": it has no QuantizedMatMul kernel (int8 runs on the CPU so far)");
+std::vector<int> quantizable_products(const Rewriter& rewriter) {
     const OpId matmul = op_id("MatMul"), fused = op_id("FusedMatMul");
     const Pattern p(rewriter);
+    std::vector<int> nodes;
     for (size_t n = 0; n < p.graph().nodes.size(); ++n) {
         const int m = static_cast<int>(n);
         if (!p.is(m, matmul) && !p.is(m, fused)) continue;
@@ -23,8 +21,28 @@ void quantize_products(Rewriter& rewriter, const PassContext& context) {
         const Tensor* weight = p.constant(node.inputs[1]);
         if (!weight || weight->shape().rank() != 2 || weight->dtype() != DType::f32) continue;
         if (p.type(node.inputs[0]).dtype != DType::f32) continue;
+        nodes.push_back(m);
+    }
+    return nodes;
+}
+
+void quantize_products(Rewriter& rewriter, const PassContext& context) {
+    if (context.precision != Precision::int8) return;
+    if (!context.target_runs("QuantizedMatMul"))
+        throw Unsupported("precision int8 is not available on " + context.target.name() +
+                          ": it has no QuantizedMatMul kernel (int8 runs on the CPU so far)");
+    const Pattern p(rewriter);
+    for (int m : quantizable_products(rewriter)) {
+        const NodeIR& node = p.node(m);
         NodeIR quantized{"QuantizedMatMul", node.name, node.inputs, node.outputs, node.attributes};
         quantized.inputs[1] = p.through_identity(node.inputs[1]);
+        // Static quantization: A's range as calibrated (calibration.hpp), one scale for all rows.
+        if (context.calibration)
+            if (const auto it = context.calibration->ranges.find(node.name);
+                it != context.calibration->ranges.end() && !it->second.dynamic) {
+                quantized.attributes.set("a_low", it->second.low);
+                quantized.attributes.set("a_high", it->second.high);
+            }
         rewriter.replace({m}, quantized);
     }
 }

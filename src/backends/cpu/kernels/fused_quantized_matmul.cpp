@@ -2,7 +2,8 @@
 // `precision = int8` makes of products by a weight. The weight is quantized once per session,
 // symmetric per output column (s8, scale max|W[:, n]| / 127), and packed for the int8 kernel;
 // each run quantizes A per row (u8, asymmetric: the row's range including 0 over 255 steps),
-// multiplies exactly in i32, and the epilogue dequantizes, adds the bias and applies the
+// multiplies exactly in i32 (with a calibrated range, attributes a_low and a_high, every row
+// takes that one range instead), and the epilogue dequantizes, adds the bias and applies the
 // activation while the tile is in cache:
 //   y[r, n] = (acc[r, n] - zero[r] · Σ_k Wq[k, n]) · scale[r] · wscale[n] + bias[n]
 #include "backends/cpu/kernels/gelu_rows.hpp"
@@ -17,6 +18,8 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -111,6 +114,8 @@ public:
         rows_ = 1;
         for (size_t i = 0; i + 1 < a.rank(); ++i) rows_ *= a[i];
         layout_ = int8_weight_layout(int8_kernel(), k_, n_);
+        if (node.attributes->has("a_low") && node.attributes->has("a_high"))
+            range_ = {node.attributes->get_float("a_low", 0.0f), node.attributes->get_float("a_high", 0.0f)};
         const std::string activation = node.attributes->get_string("activation", "");
         activation_ = activation == "Relu" ? Activation::relu : activation == "Gelu" ? Activation::gelu : Activation::none;
         if (c.constant(1)) {
@@ -130,8 +135,11 @@ public:
         const Tensor weight = weight_.defined() ? weight_ : quantize_weight(layout_, ctx.input(1));
         const auto* packed = weight.data<uint8_t>();
         const int64_t rows = out.numel() / n_;
-        const QuantizedRows q = quantize_rows(a.data<float>(), rows, k_, int8_row_stride(layout_),
-                                              ctx.workspace(quantized_rows_bytes(rows, int8_row_stride(layout_))));
+        void* memory = ctx.workspace(quantized_rows_bytes(rows, int8_row_stride(layout_)));
+        const QuantizedRows q =
+            range_ ? quantize_rows_in_range(a.data<float>(), rows, k_, int8_row_stride(layout_), range_->first,
+                                            range_->second, memory)
+                   : quantize_rows(a.data<float>(), rows, k_, int8_row_stride(layout_), memory);
         Dequantize d{&q,
                      packed_column_sums(layout_, packed),
                      reinterpret_cast<const float*>(packed + layout_.bytes),
@@ -146,6 +154,7 @@ private:
     int64_t k_ = 0, n_ = 0, rows_ = 0;
     Int8WeightLayout layout_{};
     Activation activation_ = Activation::none;
+    std::optional<std::pair<float, float>> range_;  // static quantization: A's calibrated range
     Tensor weight_;
 };
 

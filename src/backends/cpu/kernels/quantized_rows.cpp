@@ -32,25 +32,20 @@ size_t quantized_rows_bytes(int64_t rows, int64_t stride) {
 
 namespace {
 
-// One row: its range, then its values; the scalar steps of the header, for any CPU.
-void quantize_row(const float* in, int64_t k, int64_t stride, uint8_t* out, float& scale_out, int32_t& zero_out) {
-    float lo = 0.0f, hi = 0.0f;
-    for (int64_t j = 0; j < k; ++j) {
-        lo = std::min(lo, in[j]);
-        hi = std::max(hi, in[j]);
-    }
-    float scale = (hi - lo) / 255.0f;
+// Scale and zero point of the range [low, high] (which holds 0).
+void scale_and_zero(float low, float high, float& scale, float& inverse, float& zero) {
+    scale = (high - low) / 255.0f;
     if (!(scale > 0.0f)) scale = 1.0f;  // an all-zero row
-    const float inverse = 1.0f / scale;
-    const float zero = to_u8_range(round_even(-lo * inverse));
-    for (int64_t j = 0; j < k; ++j) out[j] = static_cast<uint8_t>(to_u8_range(round_even(in[j] * inverse) + zero));
-    std::memset(out + k, 0, static_cast<size_t>(stride - k));
-    scale_out = scale;
-    zero_out = static_cast<int32_t>(zero);
+    inverse = 1.0f / scale;
+    zero = to_u8_range(round_even(-low * inverse));
 }
 
-// The same eight values at a time, with the same f32 operations (min/max, x · inverse rounded to
-// nearest even, + zero, clamped; NaN to 0 as to_u8_range does), so the same bytes.
+// One row's values with a given scale (as its inverse) and zero point, for any CPU.
+void quantize_values(const float* in, int64_t k, int64_t stride, uint8_t* out, float inverse, float zero) {
+    for (int64_t j = 0; j < k; ++j) out[j] = static_cast<uint8_t>(to_u8_range(round_even(in[j] * inverse) + zero));
+    std::memset(out + k, 0, static_cast<size_t>(stride - k));
+}
+
 __attribute__((target("avx2"))) void range_avx2(const float* in, int64_t k, float& low, float& high) {
     // min/max with the value second: a NaN operand gives the accumulator back, so NaN is ignored.
     __m256 lo8 = _mm256_setzero_ps(), hi8 = _mm256_setzero_ps();
@@ -70,18 +65,14 @@ __attribute__((target("avx2"))) void range_avx2(const float* in, int64_t k, floa
     high = hi;
 }
 
-__attribute__((target("avx2,fma"))) void quantize_row_avx2(const float* in, int64_t k, int64_t stride, uint8_t* out,
-                                                           float& scale_out, int32_t& zero_out) {
-    float lo = 0.0f, hi = 0.0f;
-    range_avx2(in, k, lo, hi);
-    int64_t j = 0;
-    float scale = (hi - lo) / 255.0f;
-    if (!(scale > 0.0f)) scale = 1.0f;
-    const float inverse = 1.0f / scale;
-    const float zero = to_u8_range(round_even(-lo * inverse));
+// The same eight values at a time, with the same f32 operations (x · inverse rounded to nearest
+// even, + zero, clamped; NaN to 0 as to_u8_range does), so the same bytes.
+__attribute__((target("avx2,fma"))) void quantize_values_avx2(const float* in, int64_t k, int64_t stride, uint8_t* out,
+                                                              float inverse, float zero) {
     const __m256 inv8 = _mm256_set1_ps(inverse), zero8 = _mm256_set1_ps(zero), top = _mm256_set1_ps(255.0f);
     const __m256 floor = _mm256_setzero_ps();
-    for (j = 0; j + 8 <= k; j += 8) {
+    int64_t j = 0;
+    for (; j + 8 <= k; j += 8) {
         __m256 q = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(in + j), inv8), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         q = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(q, zero8), floor), top);  // max(NaN, 0) is 0
         const __m256i i32 = _mm256_cvtps_epi32(q);
@@ -90,8 +81,38 @@ __attribute__((target("avx2,fma"))) void quantize_row_avx2(const float* in, int6
     }
     for (; j < k; ++j) out[j] = static_cast<uint8_t>(to_u8_range(round_even(in[j] * inverse) + zero));
     std::memset(out + k, 0, static_cast<size_t>(stride - k));
-    scale_out = scale;
-    zero_out = static_cast<int32_t>(zero);
+}
+
+bool has_avx2() {
+    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return avx2;
+}
+
+// Rows of X quantized by `row_range(row, low, high)`'s range each, in parallel.
+template <class RowRange>
+QuantizedRows quantize_each_row(const float* x, int64_t rows, int64_t k, int64_t stride, void* memory,
+                                RowRange row_range) {
+    auto* base = static_cast<uint8_t*>(memory);
+    const auto r = static_cast<size_t>(rows);
+    QuantizedRows q{base, nullptr, nullptr};
+    q.scale = reinterpret_cast<float*>(base + align64(r * static_cast<size_t>(stride)));
+    q.zero = reinterpret_cast<int32_t*>(reinterpret_cast<uint8_t*>(q.scale) + align64(r * sizeof(float)));
+    const bool avx2 = has_avx2();
+    parallel_for(rows, grain_for(k), [&](int64_t begin, int64_t end) {
+        for (int64_t row = begin; row < end; ++row) {
+            const float* in = x + row * k;
+            float low = 0, high = 0, scale = 1, inverse = 1, zero = 0;
+            row_range(in, low, high);
+            scale_and_zero(low, high, scale, inverse, zero);
+            if (avx2)
+                quantize_values_avx2(in, k, stride, q.values + row * stride, inverse, zero);
+            else
+                quantize_values(in, k, stride, q.values + row * stride, inverse, zero);
+            q.scale[row] = scale;
+            q.zero[row] = static_cast<int32_t>(zero);
+        }
+    });
+    return q;
 }
 
 }  // namespace
@@ -107,21 +128,16 @@ void range_with_zero(const float* x, int64_t n, float& low, float& high) {
 }
 
 QuantizedRows quantize_rows(const float* x, int64_t rows, int64_t k, int64_t stride, void* memory) {
-    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    auto* base = static_cast<uint8_t*>(memory);
-    const auto r = static_cast<size_t>(rows);
-    QuantizedRows q{base, nullptr, nullptr};
-    q.scale = reinterpret_cast<float*>(base + align64(r * static_cast<size_t>(stride)));
-    q.zero = reinterpret_cast<int32_t*>(reinterpret_cast<uint8_t*>(q.scale) + align64(r * sizeof(float)));
-    parallel_for(rows, grain_for(k), [&](int64_t begin, int64_t end) {
-        for (int64_t row = begin; row < end; ++row) {
-            if (avx2)
-                quantize_row_avx2(x + row * k, k, stride, q.values + row * stride, q.scale[row], q.zero[row]);
-            else
-                quantize_row(x + row * k, k, stride, q.values + row * stride, q.scale[row], q.zero[row]);
-        }
+    return quantize_each_row(x, rows, k, stride, memory,
+                             [k](const float* in, float& low, float& high) { range_with_zero(in, k, low, high); });
+}
+
+QuantizedRows quantize_rows_in_range(const float* x, int64_t rows, int64_t k, int64_t stride, float low, float high,
+                                     void* memory) {
+    return quantize_each_row(x, rows, k, stride, memory, [low, high](const float*, float& l, float& h) {
+        l = low;
+        h = high;
     });
-    return q;
 }
 
 }  // namespace infer::cpu

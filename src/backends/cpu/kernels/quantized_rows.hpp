@@ -24,4 +24,9 @@ void range_with_zero(const float* x, int64_t n, float& low, float& high);
 // calling thread's pool.
 QuantizedRows quantize_rows(const float* x, int64_t rows, int64_t k, int64_t stride, void* memory);
 
+// The same with one range for every row (static quantization: a calibrated range, [low, high]
+// holding 0); values beyond it are clamped.
+QuantizedRows quantize_rows_in_range(const float* x, int64_t rows, int64_t k, int64_t stride, float low, float high,
+                                     void* memory);
+
 }  // namespace infer::cpu

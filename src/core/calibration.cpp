@@ -1,0 +1,166 @@
+// calibrate(): the graph as an int8 session would fuse it, with the input of every product
+// precision int8 quantizes made an output too, run in f32 on the CPU over the caller's batches.
+#include "core/ir/graph_ir.hpp"
+#include "core/passes/pipeline.hpp"
+#include "core/passes/rewriter.hpp"
+
+#include <infer/backend.hpp>
+#include <infer/calibration.hpp>
+#include <infer/error.hpp>
+#include <infer/session.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <random>
+
+namespace infer {
+
+namespace {
+
+constexpr const char* kFormat = "infer-calibration/1";
+// Values kept per product for the percentile method: a uniform sample, so memory stays bounded
+// however many batches are seen.
+constexpr size_t kSamples = size_t{1} << 16;
+
+struct Observed {
+    float low = 0, high = 0;
+    std::vector<float> sample;  // percentile: |values|, reservoir-sampled
+    uint64_t seen = 0;
+};
+
+}  // namespace
+
+Calibration calibrate(const Graph& graph, const std::vector<Batch>& batches, const CalibrationOptions& options) {
+    if (batches.empty()) throw InvalidArgument("calibrate: no batches to calibrate on");
+    if (options.method == CalibrationMethod::percentile && !(options.percentile > 50 && options.percentile <= 100))
+        throw InvalidArgument("calibrate: percentile must be in (50, 100], got " + std::to_string(options.percentile));
+    // The fused graph an int8 session plans from, before quantization: its product nodes carry
+    // the names the session's QuantizedMatMul nodes will have.
+    const std::shared_ptr<Backend> cpu = backend_for(Device::CPU);
+    const detail::PassContext context{*cpu, Precision::f32};
+    auto fused = std::make_shared<detail::GraphIR>(*detail::run_pipeline(graph.ir(), context));
+    std::vector<std::pair<std::string, int>> watched;  // product node name, its input A
+    {
+        detail::Rewriter rewriter(fused);
+        for (int n : detail::quantizable_products(rewriter))
+            watched.emplace_back(fused->nodes[n].name, fused->nodes[n].inputs[0]);
+    }
+    // Each watched value once as an extra output (unless the caller passes it in).
+    std::map<int, std::string> extra;
+    for (const auto& [node, value] : watched)
+        if (std::find(fused->inputs.begin(), fused->inputs.end(), value) == fused->inputs.end() && !extra.count(value)) {
+            extra[value] = "calibration/" + node;
+            fused->outputs.push_back(value);
+            fused->output_names.push_back(extra[value]);
+        }
+    detail::validate(*fused);
+    SessionOptions session_options;
+    session_options.threads = options.threads;
+    const Session session(Graph(fused), session_options);
+
+    std::map<std::string, Observed> observed;
+    std::mt19937_64 rng(20261204);
+    for (const Batch& batch : batches) {
+        const Batch outputs = session.run(batch);
+        for (const auto& [node, value] : watched) {
+            const std::string& input_name = fused->values[static_cast<size_t>(value)].name;
+            const Tensor t = (extra.count(value) ? outputs[extra[value]] : batch[input_name]).to(Device::CPU).contiguous();
+            if (t.dtype() != DType::f32) continue;
+            Observed& o = observed[node];
+            const float* p = t.data<float>();
+            for (int64_t i = 0, count = t.numel(); i < count; ++i) {
+                if (!std::isfinite(p[i])) continue;
+                o.low = std::min(o.low, p[i]);
+                o.high = std::max(o.high, p[i]);
+                if (options.method != CalibrationMethod::percentile) continue;
+                ++o.seen;
+                if (o.sample.size() < kSamples) {
+                    o.sample.push_back(p[i]);
+                } else {
+                    const uint64_t slot = rng() % o.seen;
+                    if (slot < kSamples) o.sample[slot] = p[i];
+                }
+            }
+        }
+    }
+    Calibration calibration;
+    for (auto& [node, o] : observed) {
+        ActivationRange range{o.low, o.high};
+        if (options.method == CalibrationMethod::percentile && !o.sample.empty()) {
+            // The magnitude below which `percentile` per cent of the values lie bounds both sides.
+            std::vector<float> magnitudes(o.sample.size());
+            std::transform(o.sample.begin(), o.sample.end(), magnitudes.begin(), [](float v) { return std::fabs(v); });
+            const size_t index = std::min(magnitudes.size() - 1,
+                                          static_cast<size_t>(options.percentile / 100.0 * double(magnitudes.size())));
+            std::nth_element(magnitudes.begin(), magnitudes.begin() + static_cast<std::ptrdiff_t>(index), magnitudes.end());
+            const float bound = magnitudes[index];
+            range.low = std::max(range.low, -bound);
+            range.high = std::min(range.high, bound);
+        }
+        calibration.ranges[node] = range;
+    }
+    // The per-layer report: each input quantized with its range, against itself.
+    std::map<std::string, std::pair<double, double>> error_and_norm;
+    for (const Batch& batch : batches) {
+        const Batch outputs = session.run(batch);
+        for (const auto& [node, value] : watched) {
+            const auto it = calibration.ranges.find(node);
+            if (it == calibration.ranges.end()) continue;
+            const std::string& input_name = fused->values[static_cast<size_t>(value)].name;
+            const Tensor t = (extra.count(value) ? outputs[extra[value]] : batch[input_name]).to(Device::CPU).contiguous();
+            const float low = it->second.low, high = it->second.high;
+            const double scale = high > low ? (double(high) - low) / 255.0 : 1.0;
+            const double zero = std::nearbyint(-low / scale);
+            auto& [error, norm] = error_and_norm[node];
+            const float* p = t.data<float>();
+            for (int64_t i = 0, count = t.numel(); i < count; ++i) {
+                if (!std::isfinite(p[i])) continue;
+                const double q = std::clamp(std::nearbyint(p[i] / scale) + zero, 0.0, 255.0);
+                const double back = (q - zero) * scale;
+                error += (back - p[i]) * (back - p[i]);
+                norm += double(p[i]) * p[i];
+            }
+        }
+    }
+    for (auto& [node, range] : calibration.ranges) {
+        const auto [error, norm] = error_and_norm[node];
+        range.error = norm > 0 ? std::sqrt(error / norm) : 0.0;
+        range.dynamic = range.error > options.max_error;
+    }
+    return calibration;
+}
+
+void Calibration::save(const std::string& path) const {
+    nlohmann::json ranges_json = nlohmann::json::object();
+    for (const auto& [node, range] : ranges)
+        ranges_json[node] = {{"low", range.low}, {"high", range.high}, {"error", range.error}, {"dynamic", range.dynamic}};
+    std::ofstream out(path);
+    out << nlohmann::json{{"format", kFormat}, {"ranges", ranges_json}}.dump(1) << "\n";
+    if (!out) throw InvalidArgument("calibration: cannot write " + path);
+}
+
+Calibration Calibration::load(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw InvalidArgument("calibration: cannot read " + path);
+    Calibration calibration;
+    try {
+        const nlohmann::json doc = nlohmann::json::parse(in);
+        if (doc.value("format", "") != kFormat)
+            throw InvalidArgument("calibration: " + path + " is not an " + kFormat + " document");
+        for (const auto& [node, range] : doc.at("ranges").items()) {
+            const float low = range.at("low").get<float>(), high = range.at("high").get<float>();
+            if (!(low <= 0 && 0 <= high))
+                throw InvalidArgument("calibration: " + path + ": the range of '" + node + "' must hold 0");
+            calibration.ranges[node] = {low, high, range.value("error", 0.0), range.value("dynamic", false)};
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw InvalidArgument("calibration: " + path + " is not a calibration document: " + e.what());
+    }
+    return calibration;
+}
+
+}  // namespace infer
