@@ -3,6 +3,7 @@
 // definition, and precision = int8 (QuantizedMatMul) against the same quantization carried out
 // here in float and against the f64 product.
 #include "backends/cpu/kernels/int8_gemm.hpp"
+#include "host_test_backend.hpp"
 
 #include <infer/infer.hpp>
 
@@ -269,4 +270,35 @@ TEST_CASE("static int8: calibrate records each product's input range, and sessio
     CHECK_THROWS_AS(Calibration::load(path), InvalidArgument);
     CHECK_THROWS_AS(Calibration::load("no-such-calibration.json"), InvalidArgument);
     std::remove(path.c_str());
+}
+
+TEST_CASE("precision int8 on a device without int8 kernels is a clear error, and the process carries on", "[int8][errors]") {
+    // A backend with only a Relu: no QuantizedMatMul, as CUDA today.
+    class ReluOnly final : public test_support::HostTestBackend {
+    public:
+        ReluOnly() : HostTestBackend("reluonly") {
+            kernels_.add("Relu", DType::f32, [](KernelContext& ctx) {
+                const float* x = ctx.input(0).data<float>();
+                float* y = ctx.output(0).data<float>();
+                for (int64_t i = 0, n = ctx.output(0).numel(); i < n; ++i) y[i] = x[i] > 0 ? x[i] : 0;
+            });
+        }
+    };
+    register_backend(std::make_shared<ReluOnly>());
+    struct Unregister {
+        ~Unregister() { unregister_backend("reluonly"); }
+    } unregister;
+    GraphBuilder b;
+    auto x = b.input("x", DType::f32, {2, 8});
+    b.output("y", b.relu(b.matmul(x, b.constant(random_floats({8, 4}, 1.0f, 5)))));
+    const Graph graph = b.build();
+    try {
+        Session session(graph, {.device = Device("reluonly", 0), .precision = Precision::int8});
+        FAIL("a session was made");
+    } catch (const Unsupported& e) {
+        CHECK_THAT(e.what(), Catch::Contains("int8") && Catch::Contains("reluonly"));
+    }
+    // The same graph in int8 on the CPU still works after the refusal.
+    Session cpu(graph, {.precision = Precision::int8});
+    CHECK(cpu.run({{"x", random_floats({2, 8}, 1.0f, 6)}})["y"].shape() == Shape({2, 4}));
 }
