@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <fstream>
 #include <memory>
 #include <cmath>
@@ -301,4 +303,23 @@ TEST_CASE("precision int8 on a device without int8 kernels is a clear error, and
     // The same graph in int8 on the CPU still works after the refusal.
     Session cpu(graph, {.precision = Precision::int8});
     CHECK(cpu.run({{"x", random_floats({2, 8}, 1.0f, 6)}})["y"].shape() == Shape({2, 4}));
+}
+
+TEST_CASE("bad int8 settings are clear errors: an unknown INFER_INT8_KERNEL, a percentile out of range", "[int8][errors]") {
+    GraphBuilder b;
+    auto x = b.input("x", DType::f32, {2, 8});
+    b.output("y", b.matmul(x, b.constant(random_floats({8, 4}, 1.0f, 7))));
+    const Graph graph = b.build();
+    CHECK_THROWS_AS(calibrate(graph, {{{"x", random_floats({2, 8}, 1.0f, 8)}}},
+                              {.method = CalibrationMethod::percentile, .percentile = 120}),
+                    InvalidArgument);
+    // ctest runs these tests under INFER_INT8_KERNEL=avx2 and =portable too: put it back after.
+    const char* previous = std::getenv("INFER_INT8_KERNEL");
+    const std::string kept = previous ? previous : "";
+    setenv("INFER_INT8_KERNEL", "sse9", 1);
+    CHECK_THROWS_AS(Session(graph, {.precision = Precision::int8}), InvalidArgument);
+    if (previous) setenv("INFER_INT8_KERNEL", kept.c_str(), 1);
+    else unsetenv("INFER_INT8_KERNEL");
+    Session session(graph, {.precision = Precision::int8});
+    CHECK(session.run({{"x", random_floats({2, 8}, 1.0f, 9)}})["y"].shape() == Shape({2, 4}));
 }
