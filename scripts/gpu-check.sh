@@ -30,7 +30,8 @@
 #                                      (.carry/, as for models), then scripts/load-test.sh with
 #                                      batching on and off on each of $INFER_LOAD_DEVICES
 #                                      (default: cuda cpu), at $INFER_LOAD_RATES_CUDA / _CPU,
-#                                      with $INFER_LOAD_ARGS added (e.g. "--precision f16 --workers 2")
+#                                      with $INFER_LOAD_ARGS added (e.g. "--precision f16 --workers 2"),
+#                                      through HTTP and/or in process ($INFER_LOAD_WAYS, default http)
 #   scripts/gpu-check.sh cpu           build infer-bench, then DistilBERT-base on the CPU alone at
 #                                      a few batches, once per OpenBLAS kernel choice in
 #                                      $INFER_CPU_CORETYPES (default: the detected one), with
@@ -110,11 +111,14 @@ if [[ $mode == serve ]]; then
   for device in ${INFER_LOAD_DEVICES:-cuda cpu}; do
     if [[ $device == cpu ]]; then rates=${INFER_LOAD_RATES_CPU:-25,50,100,200,400}; connections=128
     else rates=${INFER_LOAD_RATES_CUDA:-250,500,1000,2000,4000,8000}; connections=256; fi
-    timeout 500 scripts/load-test.sh --build build-gpu --device "$device" --rates "$rates" \
-      --duration "${INFER_LOAD_DURATION:-8}" --connections "$connections" --out "$logs/load-$device" ${INFER_LOAD_ARGS:-} \
-      >"$logs/load-$device.log" 2>&1 || status=1
-    sed -n '/^load test on/,$p' "$logs/load-$device.log"
-    [[ $status -eq 0 ]] || tail -n 30 "$logs/load-$device.log"
+    for way in ${INFER_LOAD_WAYS:-http}; do  # http, in-process (no server: what HTTP costs)
+      run=$logs/load-$device-$way
+      timeout 500 scripts/load-test.sh --build build-gpu --device "$device" --rates "$rates" \
+        --duration "${INFER_LOAD_DURATION:-8}" --connections "$connections" --out "$run" \
+        --in-process "$([[ $way == in-process ]] && echo 1 || echo 0)" ${INFER_LOAD_ARGS:-} >"$run.log" 2>&1 || status=1
+      sed -n '/^load test on/,$p' "$run.log"
+      [[ $status -eq 0 ]] || tail -n 30 "$run.log"
+    done
   done
   echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
   exit $status

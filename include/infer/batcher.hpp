@@ -65,6 +65,11 @@ struct BatcherStats {
     size_t queue_depth = 0;                  // items waiting now
     std::vector<uint64_t> batch_sizes;       // [n] = batches of n items (index 0 unused)
     std::vector<uint64_t> batches_per_session;  // in the order the sessions were given
+    // Where the workers' time went, summed over all batches, in milliseconds: stacking and
+    // padding the items, the session's run (outputs copied to the host included), splitting
+    // the outputs per item. Divided by `batches`, the cost of one batch; compared with the
+    // latency, how long requests waited in the queue.
+    double stack_ms = 0, run_ms = 0, split_ms = 0;
     // Submit-to-answer latency of the most recent answers (a bounded window), in milliseconds.
     double latency_p50_ms = 0, latency_p90_ms = 0, latency_p99_ms = 0;
     std::string to_string() const;

@@ -4,6 +4,9 @@
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 
+#include <cstdlib>
+#include <string_view>
+
 namespace infer {
 
 namespace detail {
@@ -11,7 +14,11 @@ spdlog::logger& logger() {
     static std::shared_ptr<spdlog::logger> instance = [] {
         auto l = std::make_shared<spdlog::logger>(
             "infer", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
-        l->set_level(spdlog::level::warn);
+        // INFER_LOG_LEVEL (trace, debug, info, warn, error, off) sets the level before any code
+        // runs, so that a tool or service can be made to say more without being rebuilt.
+        const char* env = std::getenv("INFER_LOG_LEVEL");
+        const spdlog::level::level_enum level = env ? spdlog::level::from_str(env) : spdlog::level::warn;
+        l->set_level(env && level == spdlog::level::off && std::string_view(env) != "off" ? spdlog::level::warn : level);
         l->set_pattern("[infer %l] %v");
         return l;
     }();

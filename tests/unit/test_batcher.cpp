@@ -119,6 +119,10 @@ TEST_CASE("64 threads x 500 requests: every answer is its own, once, and right",
     CHECK(stats.batches < stats.completed);  // batches did form
     INFO(stats.to_string());
     CHECK(stats.latency_p99_ms > 0);
+    // Every batch ran a session, and the worker timed its phases.
+    CHECK(stats.run_ms > 0);
+    CHECK(stats.stack_ms >= 0);
+    CHECK(stats.split_ms >= 0);
 }
 
 TEST_CASE("batches filled up to a batch size answer only their own items", "[batcher]") {

@@ -5,10 +5,20 @@
 // (a closed loop would slow down with the server and hide its queueing). Every request is one
 // row of token ids with a length drawn uniformly from [--min-length, --max-length], sent as
 // JSON, the output asked for as binary data. Before and after each rate it reads the server's
-// /v2/models/{name}/stats, so the batch sizes the server formed are reported per rate.
+// /v2/models/{name}/stats, so the batch sizes the server formed and what a batch cost are
+// reported per rate.
 //   infer-load --url http://127.0.0.1:8000 --model all-MiniLM-L6-v2 --rates 5,10,20 --duration 10
+// With --in-process MODEL it serves the model itself, as infer-serve would (same options:
+// --device, --precision, --max-batch, ...), and the client threads call it directly: the same
+// load without HTTP, to tell the server's cost from the batcher's and the device's.
+//   infer-load --in-process all-MiniLM-L6-v2 --device cuda --precision f16 --rates 1000,4000
+#include "in_process_target.hpp"
+#include "load_target.hpp"
+#include "serving_options.hpp"
+
+#include <infer/infer.hpp>
+
 #include <CLI/CLI.hpp>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -29,8 +39,6 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 struct Options {
-    std::string host = "127.0.0.1";
-    int port = 8000;
     std::string model = "all-MiniLM-L6-v2";
     std::vector<double> rates{5, 10, 20};
     double duration_s = 10;
@@ -70,13 +78,6 @@ std::vector<std::string> request_bodies(const Options& o, const json& metadata, 
     return bodies;
 }
 
-json get_json(httplib::Client& client, const std::string& path) {
-    const auto response = client.Get(path);
-    if (!response || response->status != 200)
-        throw std::runtime_error("GET " + path + " failed" + (response ? ": HTTP " + std::to_string(response->status) : ""));
-    return json::parse(response->body);
-}
-
 double percentile(std::vector<double> values, double q) {
     if (values.empty()) return 0;
     std::sort(values.begin(), values.end());
@@ -84,6 +85,15 @@ double percentile(std::vector<double> values, double q) {
 }
 
 // The batches the server formed between two readings of its statistics.
+// What the workers spent per batch between two readings (absent from servers other than ours).
+json worker_ms_between(const json& before, const json& after, uint64_t batches) {
+    if (!after.contains("worker_ms") || !before.contains("worker_ms") || batches == 0) return json::object();
+    json per_batch = json::object();
+    for (const auto& [phase, total] : after["worker_ms"].items())
+        per_batch[phase] = (total.get<double>() - before["worker_ms"].value(phase, 0.0)) / static_cast<double>(batches);
+    return per_batch;
+}
+
 json batch_sizes_between(const json& before, const json& after) {
     json sizes = json::object();
     uint64_t batches = 0, items = 0;
@@ -97,13 +107,12 @@ json batch_sizes_between(const json& before, const json& after) {
     }
     return {{"histogram", sizes},
             {"batches", batches},
+            {"worker_ms_per_batch", worker_ms_between(before, after, batches)},
             {"mean", batches ? static_cast<double>(items) / static_cast<double>(batches) : 0.0}};
 }
 
-json run_rate(const Options& o, double rate, const std::vector<std::string>& bodies) {
-    httplib::Client stats_client(o.host, o.port);
-    const std::string stats_path = "/v2/models/" + o.model + "/stats";
-    const json before = get_json(stats_client, stats_path);
+json run_rate(const Options& o, double rate, const std::vector<std::string>& bodies, infer::load::LoadTarget& target) {
+    const json before = target.stats();
 
     // The schedule: exponential gaps at the mean rate, for the duration.
     std::mt19937_64 random(o.seed + static_cast<uint64_t>(rate * 1000));
@@ -116,14 +125,9 @@ json run_rate(const Options& o, double rate, const std::vector<std::string>& bod
     std::atomic<size_t> next{0};
     const Clock::time_point start = Clock::now() + std::chrono::milliseconds(50);
     std::atomic<int64_t> last_done_ns{0};
-    const std::string path = "/v2/models/" + o.model + "/infer";
     std::vector<std::thread> connections;
     for (int c = 0; c < o.connections; ++c)
-        connections.emplace_back([&] {
-            httplib::Client client(o.host, o.port);
-            client.set_keep_alive(true);
-            client.set_tcp_nodelay(true);  // as a real client should: no 40 ms Nagle wait per request
-            client.set_read_timeout(120, 0);
+        connections.emplace_back([&, send = target.connect()] {
             for (size_t i = next++; i < arrivals.size(); i = next++) {
                 const Clock::time_point scheduled = start + std::chrono::nanoseconds(static_cast<int64_t>(arrivals[i] * 1e9));
                 std::this_thread::sleep_until(scheduled);
@@ -131,9 +135,8 @@ json run_rate(const Options& o, double rate, const std::vector<std::string>& bod
                     statuses[i] = -2;
                     continue;
                 }
-                const auto response = client.Post(path, bodies[i % bodies.size()], "application/json");
+                statuses[i] = send(bodies[i % bodies.size()]);  // -1: no answer (connection failed)
                 const Clock::time_point done = Clock::now();
-                statuses[i] = response ? response->status : -1;  // -1: no answer (connection failed)
                 latencies_ms[i] = std::chrono::duration<double, std::milli>(done - scheduled).count();
                 const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(done - start).count();
                 for (int64_t seen = last_done_ns; ns > seen && !last_done_ns.compare_exchange_weak(seen, ns);) {
@@ -141,7 +144,7 @@ json run_rate(const Options& o, double rate, const std::vector<std::string>& bod
             }
         });
     for (std::thread& thread : connections) thread.join();
-    const json after = get_json(stats_client, stats_path);
+    const json after = target.stats();
 
     std::vector<double> ok_latencies;
     std::map<std::string, uint64_t> errors;
@@ -167,11 +170,18 @@ json run_rate(const Options& o, double rate, const std::vector<std::string>& bod
 }  // namespace
 
 int main(int argc, char** argv) {
+    using namespace infer;
     CLI::App app{"infer-load: open-loop load on a KServe v2 server (infer-serve), rate by rate"};
     Options o;
-    std::string url = "http://127.0.0.1:8000", json_path, label;
+    std::string url = "http://127.0.0.1:8000", json_path, label, in_process;
+    serve::ServingArguments serving;
     app.add_option("--url", url, "the server")->capture_default_str();
     app.add_option("--model", o.model, "model name")->capture_default_str();
+    app.add_option("--in-process", in_process,
+                   "serve this model (file, folder or prepared name) in this process instead of using --url; "
+                   "--device, --precision, --max-batch and the other serving options as in infer-serve");
+    CLI::App* serving_options = app.add_option_group("serving", "with --in-process: how the model is served");
+    serving.add_to(*serving_options);
     app.add_option("--rates", o.rates, "mean arrival rates, requests per second")->delimiter(',');
     app.add_option("--duration", o.duration_s, "seconds of arrivals per rate")->capture_default_str();
     app.add_option("--connections", o.connections, "client connections (requests in flight at most)")
@@ -187,29 +197,32 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
 
     try {
-        const std::string prefix = "http://";
-        if (url.rfind(prefix, 0) != 0 || url.find(':', prefix.size()) == std::string::npos)
-            throw std::runtime_error("--url must be http://HOST:PORT, not '" + url + "'");
-        const std::string authority = url.substr(prefix.size());
-        o.host = authority.substr(0, authority.find(':'));
-        o.port = std::stoi(authority.substr(authority.find(':') + 1));
         if (o.min_length < 1 || o.max_length < o.min_length) throw std::runtime_error("need 1 <= --min-length <= --max-length");
-
-        httplib::Client client(o.host, o.port);
-        const json metadata = get_json(client, "/v2/models/" + o.model);
+        std::unique_ptr<load::LoadTarget> target;
+        if (in_process.empty()) {
+            target = load::http_target(url, o.model);
+        } else {
+            const auto [name, path] = serve::resolve_model(in_process);
+            o.model = name;
+            url = "in-process " + serving.devices + " " + serving.precision;
+            target = load::in_process_target(name, Graph::load(path.string()), serving.model_options());
+        }
+        const json metadata = target->metadata();
         const std::vector<std::string> bodies = request_bodies(o, metadata, 512);
 
         json results = json::array();
         std::printf("%-10s %8s %8s %7s %12s %9s %9s %10s\n", "offered/s", "sent", "ok", "errors", "answered/s",
                     "p50 ms", "p99 ms", "mean batch");
         for (double rate : o.rates) {
-            const json r = run_rate(o, rate, bodies);
+            const json r = run_rate(o, rate, bodies, *target);
             std::printf("%-10.1f %8llu %8llu %7llu %12.1f %9.1f %9.1f %10.2f\n", rate,
                         static_cast<unsigned long long>(r["sent"].get<uint64_t>()),
                         static_cast<unsigned long long>(r["ok"].get<uint64_t>()),
                         static_cast<unsigned long long>(r["errors"].get<uint64_t>()), r["throughput_per_s"].get<double>(),
                         r["latency_ms"]["p50"].get<double>(), r["latency_ms"]["p99"].get<double>(),
                         r["batch_size"]["mean"].get<double>());
+            if (!r["batch_size"]["worker_ms_per_batch"].empty())
+                std::printf("           per batch: %s ms\n", r["batch_size"]["worker_ms_per_batch"].dump().c_str());
             std::fflush(stdout);
             results.push_back(r);
         }
@@ -221,7 +234,7 @@ int main(int argc, char** argv) {
                                    {"duration_s", o.duration_s},
                                    {"connections", o.connections},
                                    {"sequence_length", {o.min_length, o.max_length}},
-                                   {"server_stats", get_json(client, "/v2/models/" + o.model + "/stats")},
+                                   {"server_stats", target->stats()},
                                    {"rates", results}};
             std::ofstream(json_path) << document.dump(1) << "\n";
         }

@@ -29,16 +29,9 @@ void send_json(httplib::Response& res, int status, const std::string& body) {
 void answer(httplib::Response& res, const std::function<void()>& handle) {
     try {
         handle();
-    } catch (const RequestError& e) {
-        send_json(res, e.status(), error_body(e.what()));
-    } catch (const Overloaded& e) {
-        send_json(res, 503, error_body(std::string("overloaded, retry later: ") + e.what()));
-    } catch (const Cancelled& e) {
-        send_json(res, 504, error_body(std::string("not run before its timeout: ") + e.what()));
-    } catch (const InvalidArgument& e) {
-        send_json(res, 400, error_body(e.what()));
-    } catch (const std::exception& e) {
-        send_json(res, 500, error_body(e.what()));
+    } catch (...) {
+        const ErrorStatus error = status_of_current_exception();
+        send_json(res, error.status, error_body(error.message));
     }
 }
 
@@ -68,10 +61,7 @@ struct HttpServer::Impl {
         std::optional<size_t> json_length;
         if (req.has_header("Inference-Header-Content-Length"))
             json_length = parse_json_length(req.get_header_value("Inference-Header-Content-Length"));
-        const InferRequest request =
-            parse_infer_request(req.body, json_length, served.graph().inputs(), served.graph().outputs());
-        const Batch outputs = served.infer(request);
-        const EncodedResponse response = encode_infer_response(served.name(), request, outputs, served.graph().outputs());
+        const EncodedResponse response = served.answer(req.body, json_length);
         if (response.json_length) res.set_header("Inference-Header-Content-Length", std::to_string(*response.json_length));
         res.status = 200;
         res.set_content(response.body, response.content_type);

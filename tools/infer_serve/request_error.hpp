@@ -17,4 +17,13 @@ private:
     int status_;
 };
 
+// The HTTP status and message for the exception being handled (call it in a catch block):
+// RequestError's own status, 503 for Overloaded, 504 for Cancelled, 400 for InvalidArgument,
+// 500 for anything else. The server and the in-process load generator answer alike with it.
+struct ErrorStatus {
+    int status;
+    std::string message;
+};
+ErrorStatus status_of_current_exception();
+
 }  // namespace infer::serve

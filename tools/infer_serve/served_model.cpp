@@ -58,6 +58,7 @@ ServedModel::ServedModel(std::string name, Graph graph, ModelOptions options)
         session_options.device = device;
         session_options.precision = options.precision;
         session_options.threads = options.threads;
+        session_options.graph_capture = options.graph_capture;
         sessions_.push_back(std::make_unique<Session>(graph_, session_options));
         sessions.push_back(sessions_.back().get());
         devices_.push_back(device.to_string());
@@ -104,6 +105,11 @@ Batch ServedModel::infer(const InferRequest& request) {
     return outputs;
 }
 
+EncodedResponse ServedModel::answer(std::string_view body, std::optional<size_t> json_length) {
+    const InferRequest request = parse_infer_request(body, json_length, graph_.inputs(), graph_.outputs());
+    return encode_infer_response(name_, request, infer(request), graph_.outputs());
+}
+
 nlohmann::json ServedModel::stats() const {
     const BatcherStats s = batcher_->stats();
     nlohmann::json sizes = nlohmann::json::object();
@@ -122,7 +128,10 @@ nlohmann::json ServedModel::stats() const {
             {"queue_depth", s.queue_depth},
             {"batch_sizes", sizes},
             {"batches_per_device", per_device},
-            {"latency_ms", {{"p50", s.latency_p50_ms}, {"p90", s.latency_p90_ms}, {"p99", s.latency_p99_ms}}}};
+            {"latency_ms", {{"p50", s.latency_p50_ms}, {"p90", s.latency_p90_ms}, {"p99", s.latency_p99_ms}}},
+            // Summed worker time per phase (see BatcherStats): divided by the batches between two
+            // readings, what one batch cost.
+            {"worker_ms", {{"stack", s.stack_ms}, {"run", s.run_ms}, {"split", s.split_ms}}}};
 }
 
 void ServedModel::shutdown() { batcher_->shutdown(true); }

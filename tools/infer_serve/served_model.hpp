@@ -5,6 +5,7 @@
 // client sending rows one by one and a client sending them in blocks share the same batches;
 // the rows' answers are stacked back in order.
 #include "infer_request.hpp"
+#include "infer_response.hpp"
 
 #include <infer/batcher.hpp>
 #include <infer/graph.hpp>
@@ -22,6 +23,7 @@ struct ModelOptions {
     std::vector<Device> devices{Device::CPU};
     Precision precision = Precision::f32;
     int threads = 0;  // CPU threads per session; 0: all cores
+    bool graph_capture = true;  // SessionOptions::graph_capture (CUDA graphs)
     // length_buckets and trim_outputs, when left empty, come from the model: for a token model
     // (every input [batch, sequence] of integers, the sequence dynamic) sequences are padded to
     // 16, 32, 64, ... 512 and outputs whose axis 1 is dynamic are cut back to each row's length.
@@ -46,6 +48,8 @@ public:
     // them, stacked. Throws what the batcher throws: Overloaded (queue full), Cancelled (its
     // deadline passed), or the error of the batch a row ran in.
     Batch infer(const InferRequest& request);
+    // A request body in, the response body out: parse (throws RequestError), infer, encode.
+    EncodedResponse answer(std::string_view body, std::optional<size_t> json_length);
 
     // The batcher's counters, batch-size histogram and latency percentiles.
     nlohmann::json stats() const;

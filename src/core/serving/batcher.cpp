@@ -60,6 +60,9 @@ std::string BatcherStats::to_string() const {
         << " ms; batch sizes";
     for (size_t n = 1; n < batch_sizes.size(); ++n)
         if (batch_sizes[n]) out << " " << n << ":" << batch_sizes[n];
+    if (batches > 0)
+        out << "; per batch: stack " << stack_ms / static_cast<double>(batches) << " ms, run "
+            << run_ms / static_cast<double>(batches) << " ms, split " << split_ms / static_cast<double>(batches) << " ms";
     if (batches_per_session.size() > 1) {
         out << "; batches per session";
         for (uint64_t b : batches_per_session) out << " " << b;
@@ -282,6 +285,8 @@ struct Batcher::State {
         size_t session = 0;
         double estimate_ms = 0;
         bool routed = false;
+        const auto started = Clock::now();
+        auto stacked_at = started, ran_at = started;
         try {
             std::vector<const Batch*> items;
             for (const Request& r : batch) items.push_back(&r.item);
@@ -294,10 +299,13 @@ struct Batcher::State {
             const Batch inputs = stacked(items, padded_length, ragged);
             std::tie(session, estimate_ms) = route(static_cast<int64_t>(items.size()), batch.front().item);
             routed = true;
-            const Batch outputs = sessions[session]->run(inputs);
+            stacked_at = Clock::now();
+            Batch outputs = sessions[session]->run(inputs);
+            if (options.outputs_on_host)
+                for (const std::string& name : outputs.names()) outputs.set(name, outputs[name].to(Device::CPU));
+            ran_at = Clock::now();
             for (const std::string& name : outputs.names()) {
-                Tensor all = outputs[name];
-                if (options.outputs_on_host) all = all.to(Device::CPU);
+                const Tensor& all = outputs[name];
                 const bool trimmed = ragged && std::find(options.trim_outputs.begin(), options.trim_outputs.end(),
                                                          name) != options.trim_outputs.end();
                 if (all.rank() == 0 || all.shape()[0] != static_cast<int64_t>(items.size()))
@@ -316,9 +324,16 @@ struct Batcher::State {
         } catch (...) {
             error = std::current_exception();
         }
+        const auto split_at = Clock::now();
         {
             // Counted before the answers go out: a caller that has its answer sees it in stats().
             std::lock_guard lock(mutex);
+            if (ran_at > started) {
+                using Ms = std::chrono::duration<double, std::milli>;
+                stats.stack_ms += Ms(stacked_at - started).count();
+                stats.run_ms += Ms(ran_at - stacked_at).count();
+                stats.split_ms += Ms(split_at - ran_at).count();
+            }
             if (routed) {
                 in_flight_ms[session] -= estimate_ms;
                 ++stats.batches_per_session[session];
