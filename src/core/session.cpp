@@ -64,6 +64,7 @@ namespace {
 // than the most runs that were ever in flight at once.
 class ContextPool {
 public:
+    explicit ContextPool(size_t plans_per_context) : plans_per_context_(plans_per_context) {}
     std::unique_ptr<detail::ExecutionContext> borrow() {
         {
             std::lock_guard lock(mutex_);
@@ -73,7 +74,7 @@ public:
                 return context;
             }
         }
-        return std::make_unique<detail::ExecutionContext>();
+        return std::make_unique<detail::ExecutionContext>(plans_per_context_);
     }
     void give_back(std::unique_ptr<detail::ExecutionContext> context) {
         std::lock_guard lock(mutex_);
@@ -81,6 +82,7 @@ public:
     }
 
 private:
+    size_t plans_per_context_;  // as many as the plan cache holds
     std::mutex mutex_;
     std::vector<std::unique_ptr<detail::ExecutionContext>> idle_;
 };
@@ -110,6 +112,7 @@ public:
         order_.clear();
         index_.clear();
     }
+    size_t size() const { return order_.size(); }
 
 private:
     using Entry = std::pair<std::string, std::shared_ptr<const detail::Plan>>;
@@ -138,7 +141,7 @@ struct Session::Impl {
     std::unique_ptr<detail::AsyncRuns> async;
 
     Impl(Graph g, SessionOptions o)
-        : graph(std::move(g)), options(std::move(o)), plans(options.max_cached_plans),
+        : graph(std::move(g)), options(std::move(o)), plans(options.max_cached_plans), contexts(options.max_cached_plans),
           shape_deciding(detail::shape_deciding_inputs(graph.ir())) {
         planned = detail::run_pipeline(graph.ir(), pass_context(options.precision));
     }
@@ -146,7 +149,17 @@ struct Session::Impl {
     std::shared_ptr<const detail::Plan> plan_for(const detail::InputSignature& signature) {
         const std::string key = signature.key();
         std::lock_guard lock(mutex);
-        latest = plans.get(key, [&] { return detail::make_plan(planned, signature, options, weights); });
+        latest = plans.get(key, [&] {
+            // Logged because a plan made in steady state (a cache too small for the shapes a
+            // service sees) costs a full planning, and on a GPU a new graph capture.
+            const auto started = std::chrono::steady_clock::now();
+            auto plan = detail::make_plan(planned, signature, options, weights);
+            detail::logger().debug("graph '{}': planned {} on {} in {:.1f} ms ({} plans cached before)", graph.name(), key,
+                                   options.device.to_string(),
+                                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count(),
+                                   plans.size());
+            return plan;
+        });
         return latest;
     }
 

@@ -19,7 +19,7 @@ using namespace infer;
 namespace {
 
 struct Record {
-    std::atomic<int> offers{0}, segment_runs{0}, node_runs{0}, state_runs{0};
+    std::atomic<int> offers{0}, segment_runs{0}, node_runs{0}, state_runs{0}, states_made{0};
     std::vector<size_t> offer_sizes;
     bool allow_capture = false;
     enum class Claim { whole, tail, overlapping } claim = Claim::whole;
@@ -34,7 +34,10 @@ public:
     explicit RecordingSegment(Record& record) : record_(record) {}
     void run(SegmentRun& run) const override {
         ++record_.segment_runs;
-        if (!run.state()) run.state() = std::make_unique<CountingState>();
+        if (!run.state()) {
+            run.state() = std::make_unique<CountingState>();
+            ++record_.states_made;
+        }
         auto& state = static_cast<CountingState&>(*run.state());
         record_.state_runs = ++state.runs;
         for (size_t i = 0; i < run.size(); ++i) {
@@ -92,9 +95,9 @@ struct Registered {
 };
 
 // y = relu(relu(x) + x) + x: four nodes in a row on the test device.
-Graph chain() {
+Graph chain(int64_t length = 4) {
     GraphBuilder b("chain");
-    auto x = b.input("x", DType::f32, {4});
+    auto x = b.input("x", DType::f32, {length});
     b.output("y", b.add(b.relu(b.add(b.relu(x), x)), x));
     return b.build();
 }
@@ -143,6 +146,24 @@ TEST_CASE("a claimed run of nodes runs as one segment, each node once per run", 
         for (const StepTiming& step : profile.steps) kernels += step.kind == StepKind::kernel;
         CHECK(kernels == 4);
     }
+}
+
+// A service cycles through its batch shapes (infer-serve: 6 batch sizes x 5 length buckets).
+// Each plan's segment state (on CUDA its captured graph, and its first run's warm-up and f16
+// range checks) must survive the cycle: losing it costs every batch its warm-up again.
+TEST_CASE("segment states survive a cycle through every cached plan", "[segments]") {
+    Record record;
+    Registered registered(record);
+    SessionOptions options = on_test_device();
+    options.max_cached_plans = 8;
+    Session session(chain(kDynamic), options);
+    for (int round = 0; round < 3; ++round)
+        for (int64_t n = 1; n <= 6; ++n) {
+            const std::vector<float> x(static_cast<size_t>(n), 0.5f * static_cast<float>(round) - 0.25f);
+            CHECK(session.run({{"x", Tensor::from_vector(x, {n})}})["y"].to_vector<float>() == expected(x));
+        }
+    CHECK(record.segment_runs == 18);
+    CHECK(record.states_made == 6);  // one per plan, made on its first run only
 }
 
 TEST_CASE("a segment may cover part of an offer; the rest runs node by node", "[segments]") {

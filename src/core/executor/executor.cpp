@@ -130,6 +130,17 @@ void ExecutionContext::run_kernel(size_t index, const KernelStep& step, Stream* 
 }
 
 void ExecutionContext::bind_segment_states() {
+    // Plans the session's cache let go cannot run again: their states only hold memory.
+    bool dropped = false;
+    for (auto stale = segment_states_.begin(); stale != segment_states_.end();) {
+        if (stale->plan.expired()) {
+            if (!dropped) synchronize_all();  // their graphs may still be queued
+            dropped = true;
+            stale = segment_states_.erase(stale);
+        } else {
+            ++stale;
+        }
+    }
     auto it = segment_states_.begin();
     while (it != segment_states_.end() && it->plan.lock() != plan_) ++it;
     if (it != segment_states_.end()) {
@@ -139,7 +150,7 @@ void ExecutionContext::bind_segment_states() {
     segment_states_.push_front({plan_, {}});
     segment_states_.front().states.resize(plan_->segments.size());
     // Dropped states release what they hold (graphs); work using them may still be queued.
-    if (segment_states_.size() > kPlansWithSegmentStates) {
+    if (segment_states_.size() > plans_with_state_) {
         synchronize_all();
         segment_states_.pop_back();
     }
