@@ -31,7 +31,8 @@
 #                                      batching on and off on each of $INFER_LOAD_DEVICES
 #                                      (default: cuda cpu), at $INFER_LOAD_RATES_CUDA / _CPU,
 #                                      with $INFER_LOAD_ARGS added (e.g. "--precision f16 --workers 2"),
-#                                      through HTTP and/or in process ($INFER_LOAD_WAYS, default http)
+#                                      through HTTP and/or in process ($INFER_LOAD_WAYS, default http),
+#                                      $INFER_LOAD_CONNECTIONS client connections (default 256 cuda, 128 cpu)
 #   scripts/gpu-check.sh cpu           build infer-bench, then DistilBERT-base on the CPU alone at
 #                                      a few batches, once per OpenBLAS kernel choice in
 #                                      $INFER_CPU_CORETYPES (default: the detected one), with
@@ -109,8 +110,8 @@ if [[ $mode == serve ]]; then
   [[ -f .cache/models/all-MiniLM-L6-v2/model.onnx ]] ||
     { echo "gpu-check: no MiniLM: carry .carry/all-MiniLM-L6-v2 (scripts/models/pack-minilm-for-device.py)"; exit 1; }
   for device in ${INFER_LOAD_DEVICES:-cuda cpu}; do
-    if [[ $device == cpu ]]; then rates=${INFER_LOAD_RATES_CPU:-25,50,100,200,400}; connections=128
-    else rates=${INFER_LOAD_RATES_CUDA:-250,500,1000,2000,4000,8000}; connections=256; fi
+    if [[ $device == cpu ]]; then rates=${INFER_LOAD_RATES_CPU:-25,50,100,200,400}; connections=${INFER_LOAD_CONNECTIONS:-128}
+    else rates=${INFER_LOAD_RATES_CUDA:-250,500,1000,2000,4000,8000}; connections=${INFER_LOAD_CONNECTIONS:-256}; fi
     for way in ${INFER_LOAD_WAYS:-http}; do  # http, in-process (no server: what HTTP costs)
       run=$logs/load-$device-$way
       timeout 500 scripts/load-test.sh --build build-gpu --device "$device" --rates "$rates" \
