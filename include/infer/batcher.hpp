@@ -49,7 +49,10 @@ struct BatcherOptions {
     // sessions cache up to SessionOptions::max_cached_plans) serve every load; a batch larger
     // than the last size runs as it is. Empty: every batch runs with exactly its items.
     std::vector<int64_t> batch_sizes;
-    // Results are copied to the host (a caller thread's tensors should not pin device memory).
+    // Results are copied to the host (a caller thread's tensors should not pin device memory);
+    // each item's outputs are then views of its batch's outputs, which stay allocated until the
+    // last item of the batch is released. false: outputs stay where the session made them and
+    // each item gets a copy of its rows.
     bool outputs_on_host = true;
 };
 

@@ -25,6 +25,21 @@ Batch row_of(const Batch& inputs, int64_t row) {
     return item;
 }
 
+// A batch of `rows` token rows of `length`: ids 1 (a valid id in any vocabulary), masks 1,
+// everything else (token types) 0. Real-looking enough that no kernel sees a fully masked row.
+Batch warm_up_batch(const Graph& graph, int64_t rows, int64_t length) {
+    Batch batch;
+    for (const TensorInfo& input : graph.inputs()) {
+        const int64_t value = input.name.find("mask") != std::string::npos || input.name == "input_ids" ? 1 : 0;
+        const size_t n = static_cast<size_t>(rows * length);
+        // A token model's inputs are i64 or i32 (is_token_model).
+        batch.set(input.name, input.dtype == DType::i64
+                                  ? Tensor::from_vector(std::vector<int64_t>(n, value), Shape{rows, length})
+                                  : Tensor::from_vector(std::vector<int32_t>(n, static_cast<int32_t>(value)), Shape{rows, length}));
+    }
+    return batch;
+}
+
 }  // namespace
 
 ServedModel::ServedModel(std::string name, Graph graph, ModelOptions options)
@@ -63,7 +78,25 @@ ServedModel::ServedModel(std::string name, Graph graph, ModelOptions options)
         sessions.push_back(sessions_.back().get());
         devices_.push_back(device.to_string());
     }
+    if (options.warm_up && is_token_model(graph_)) warm_up(options.batcher);
     batcher_ = std::make_unique<Batcher>(sessions, options.batcher);
+}
+
+void ServedModel::warm_up(const BatcherOptions& batcher) {
+    std::vector<int64_t> sizes = batcher.batch_sizes, lengths = batcher.length_buckets;
+    if (sizes.empty()) sizes = {1, batcher.max_batch};
+    if (lengths.empty()) return;  // padded to the longest item: any length may come
+    for (const auto& session : sessions_) {
+        if (session->options().device.is_cpu()) continue;  // nothing captured, planning is cheap
+        for (int64_t size : sizes)
+            for (int64_t length : lengths) {
+                const Batch batch = warm_up_batch(graph_, size, length);
+                // Twice: the first run goes node by node (and checks f16 ranges), the second
+                // captures the CUDA graph that later runs replay.
+                session->run(batch);
+                session->run(batch);
+            }
+    }
 }
 
 ServedModel::~ServedModel() = default;

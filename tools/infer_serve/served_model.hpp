@@ -31,6 +31,11 @@ struct ModelOptions {
     bool length_buckets_from_model = true;  // false: pad to the longest item of a batch
     // batcher.batch_sizes, when left empty: powers of two up to max_batch (false: exact sizes).
     bool batch_sizes_from_model = true;
+    // For a token model on a GPU: run every batch shape the batcher will form (batch sizes x
+    // length buckets) before serving, so that no request pays for planning, the first
+    // node-by-node run and the CUDA graph capture of its shape (about 100 ms each for MiniLM
+    // on an H200, 36 shapes).
+    bool warm_up = true;
 };
 
 class ServedModel {
@@ -58,6 +63,8 @@ public:
     void shutdown();
 
 private:
+    void warm_up(const BatcherOptions& batcher);
+
     std::string name_;
     Graph graph_;
     std::vector<std::string> devices_;

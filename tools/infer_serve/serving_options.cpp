@@ -49,6 +49,7 @@ void ServingArguments::add_to(CLI::App& app) {
     app.add_option("--threads", threads, "CPU threads per session (0: all cores)")->capture_default_str();
     app.add_option("--workers", workers, "batches running at once (0: one per device)")->capture_default_str();
     app.add_flag("--no-graph-capture", no_graph_capture, "run CUDA plans node by node instead of as captured CUDA graphs");
+    app.add_flag("--no-warm-up", no_warm_up, "serve at once, without first running every batch shape on the GPU");
     app.add_option("--length-buckets", length_buckets,
                    "sequence lengths to pad to, e.g. 16,32,64,128, or none (default for token models: 16..512)");
     app.add_option("--batch-sizes", batch_sizes,
@@ -63,6 +64,7 @@ ModelOptions ServingArguments::model_options() const {
     options.precision = parse_precision(precision);
     options.threads = threads;
     options.graph_capture = !no_graph_capture;
+    options.warm_up = !no_warm_up;
     options.batcher.max_batch = max_batch;
     options.batcher.max_delay = std::chrono::microseconds(static_cast<int64_t>(max_delay_ms * 1000));
     options.batcher.max_queue = queue;

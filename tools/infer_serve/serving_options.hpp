@@ -18,10 +18,10 @@ struct ServingArguments {
     double max_delay_ms = 2;
     size_t queue = 4096;
     int threads = 0, workers = 0;
-    bool no_graph_capture = false;
+    bool no_graph_capture = false, no_warm_up = false;
 
     // --device, --max-batch, --max-delay-ms, --queue, --precision, --threads, --workers,
-    // --length-buckets, --batch-sizes, --no-graph-capture.
+    // --length-buckets, --batch-sizes, --no-graph-capture, --no-warm-up.
     void add_to(CLI::App& app);
     // Throws InvalidArgument naming the option that is wrong.
     ModelOptions model_options() const;
