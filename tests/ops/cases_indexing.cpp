@@ -6,6 +6,7 @@
 #include "reference_indexing.hpp"
 
 #include <cmath>
+#include <random>
 
 namespace ops {
 
@@ -183,6 +184,27 @@ void add_conversions(std::vector<Case>& c) {
                  },
                  [](const auto& in, DType) {
                      return std::vector{in[0], RefTensor{in[0].shape, std::vector<double>(in[0].data.size(), 1.0)}};
+                 }});
+    // Training mode with a seed: MT19937 seeded with it, uniform draws of 53 bits as numpy's
+    // random_sample makes them (two outputs, the first shifted by 5 bits, the second by 6),
+    // elements kept where the draw is at least the ratio and scaled by 1 / (1 - ratio).
+    c.push_back({"Dropout", "[4,6] training, ratio 0.4, seed 3, with mask", {x("X", {4, 6})},
+                 [](infer::GraphBuilder& b, const std::vector<infer::Value>& in, DType) {
+                     const infer::Value ratio = b.constant(infer::Tensor::from_vector<float>({0.4f}, Shape{}));
+                     infer::Tensor on = infer::Tensor::empty(DType::boolean, Shape{});
+                     *static_cast<uint8_t*>(on.raw_data()) = 1;
+                     return b.op("Dropout", {in[0], ratio, b.constant(on)}, {{"seed", int64_t{3}}}, 2);
+                 },
+                 [](const auto& in, DType) {
+                     std::mt19937 generator(3);
+                     RefTensor y = in[0], mask{in[0].shape, std::vector<double>(in[0].data.size(), 0.0)};
+                     for (size_t i = 0; i < y.data.size(); ++i) {
+                         const double high = generator() >> 5, low = generator() >> 6;
+                         const bool keep = (high * 67108864.0 + low) / 9007199254740992.0 >= 0.4f;
+                         y.data[i] = keep ? y.data[i] / (1.0 - 0.4f) : 0.0;
+                         mask.data[i] = keep;
+                     }
+                     return std::vector{y, mask};
                  }});
     for (DType like : {DType::f32, DType::i64, DType::f16}) {
         Case k{"CastLike", "[4,3] like " + std::string(infer::dtype_name(like)), {x("X", {4, 3}, 3.0), integers("L", {1}, 1, 1, like)},

@@ -56,7 +56,8 @@ std::vector<OpSchema> indexing_op_schemas() {
         {"Upsample", 2, 2, 1, 1, 0, same, shape_upsample, host({1})},
         {"GridSample", 2, 2, 1, 1, 0, same, shape_grid_sample},
         {"TfIdfVectorizer", 1, 1, 1, 1, 0, dtype_f32, shape_tfidf},
-        // Inference only: identity, and the mask all true; inputs ratio and training_mode.
+        // Identity with the mask all true, or in training mode (input 2) elements dropped at
+        // random with probability ratio (input 1) and the rest scaled by 1 / (1 - ratio).
         {"Dropout", 1, 3, 1, 2, 0, dtype_same_then_bool, shape_same_twice, host({1, 2})},
         {"CastLike", 2, 2, 1, 1, 0, dtype_of_input1, shape_unary},
         {"OneHot", 3, 3, 1, 1, 2, dtype_of_input2, shape_one_hot, host({1})},

@@ -1,9 +1,11 @@
 // Ops that write fixed patterns or plain conversions: EyeLike, Dropout (inference: identity,
-// mask all true) and CastLike (Cast to the dtype of its second input).
+// mask all true; training: random elements dropped) and CastLike (Cast to the dtype of its
+// second input).
 #include "backends/cpu/kernels/indexing_kernels.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 
 #include <cstring>
+#include <random>
 
 namespace infer::cpu {
 
@@ -22,17 +24,42 @@ void eye_like_kernel(KernelContext& ctx) {
     });
 }
 
+// Dropout's random numbers: MT19937 seeded with the node's `seed` (std::mt19937's seeding is
+// MT19937's own, which numpy's RandomState also uses for an integer seed), each uniform draw
+// built from 53 bits of two outputs as numpy's random_sample builds it. A seeded node thus
+// drops exactly the elements numpy's reference drops (the ONNX tests' expectations); without
+// a seed, every run draws anew.
+double uniform_53(std::mt19937& generator) {
+    const uint32_t high = generator() >> 5, low = generator() >> 6;
+    return (high * 67108864.0 + low) / 9007199254740992.0;
+}
+
 void dropout_kernel(KernelContext& ctx) {
-    // Training with a non-zero ratio drops random elements: no reproducible answer to give.
     const bool training = ctx.has_input(2) && ctx.input(2).to_vector<double>().at(0) != 0;
     const double ratio = ctx.has_input(1) ? ctx.input(1).to_vector<double>().at(0) : 0.5;
-    if (training && ratio != 0) unsupported(ctx, "training_mode with a non-zero ratio");
+    if (!(ratio >= 0 && ratio < 1)) invalid_argument(ctx, "ratio must be in [0, 1), got " + std::to_string(ratio));
     const Tensor& x = ctx.input(0);
-    std::memcpy(ctx.output(0).raw_data(), x.raw_data(), x.nbytes());
-    if (ctx.num_outputs() > 1 && ctx.output(1).defined()) {
-        Tensor& mask = ctx.output(1);
-        std::memset(mask.raw_data(), 1, mask.nbytes());  // bool true is the byte 1
+    const bool with_mask = ctx.num_outputs() > 1 && ctx.output(1).defined();
+    if (!training || ratio == 0) {
+        std::memcpy(ctx.output(0).raw_data(), x.raw_data(), x.nbytes());
+        if (with_mask) std::memset(ctx.output(1).raw_data(), 1, ctx.output(1).nbytes());  // bool true is the byte 1
+        return;
     }
+    if (!is_floating(x.dtype())) invalid_argument(ctx, "training mode drops elements of floating-point inputs only");
+    std::mt19937 generator(ctx.attrs().has("seed") ? static_cast<uint32_t>(ctx.attrs().get_int("seed"))
+                                                     : std::random_device{}());
+    const double scale = 1.0 / (1.0 - ratio);
+    auto* mask = with_mask ? static_cast<uint8_t*>(ctx.output(1).raw_data()) : nullptr;
+    visit_type(x.dtype(), [&](auto type) {
+        using T = decltype(type);
+        const T* src = static_cast<const T*>(x.raw_data());
+        T* dst = static_cast<T*>(ctx.output(0).raw_data());
+        for (int64_t i = 0; i < x.numel(); ++i) {  // in order: the draws are one sequence
+            const bool keep = uniform_53(generator) >= ratio;
+            dst[i] = from_double<T>(keep ? to_double(src[i]) * scale : 0.0);
+            if (mask) mask[i] = keep;
+        }
+    });
 }
 
 void cast_like_kernel(KernelContext& ctx) {
