@@ -89,6 +89,40 @@ std::vector<Case> neural_layers_cases() {
                      [](const auto& v, DType) { return std::vector{ref::batch_norm(v[0], v[1], v[2], v[3], v[4], 1e-5)}; }});
     }
 
+    // Training mode: normalized with the batch's own mean and (population) variance; outputs 1
+    // and 2 are the running statistics, input * momentum + batch * (1 - momentum).
+    for (const Shape& in : {Shape{2, 3, 4, 5}, Shape{5, 4}}) {
+        const Shape ch{in[1]};
+        c.push_back({"BatchNormalization", in.to_string() + " training mode, momentum 0.8",
+                     {x("X", in), x("Scale", ch), x("B", ch), x("Mean", ch), positive("Var", ch)},
+                     [](infer::GraphBuilder& b, const std::vector<infer::Value>& v, DType) {
+                         return b.op("BatchNormalization", v,
+                                     {{"epsilon", 1e-5f}, {"momentum", 0.8f}, {"training_mode", int64_t{1}}}, 3);
+                     },
+                     [](const auto& v, DType) {
+                         const RefTensor& x = v[0];
+                         const int64_t channels = x.shape[1], inner = x.shape.numel() / x.shape[0] / channels;
+                         RefTensor mean = v[3], var = v[4], running_mean = v[3], running_var = v[4];
+                         for (int64_t ch = 0; ch < channels; ++ch) {
+                             double sum = 0, squares = 0;
+                             for (int64_t n = 0; n < x.shape[0]; ++n)
+                                 for (int64_t i = 0; i < inner; ++i) sum += x.data[static_cast<size_t>((n * channels + ch) * inner + i)];
+                             const double m = sum / static_cast<double>(x.shape[0] * inner);
+                             for (int64_t n = 0; n < x.shape[0]; ++n)
+                                 for (int64_t i = 0; i < inner; ++i) {
+                                     const double d = x.data[static_cast<size_t>((n * channels + ch) * inner + i)] - m;
+                                     squares += d * d;
+                                 }
+                             const size_t k = static_cast<size_t>(ch);
+                             mean.data[k] = m;
+                             var.data[k] = squares / static_cast<double>(x.shape[0] * inner);
+                             running_mean.data[k] = v[3].data[k] * 0.8f + m * (1 - 0.8f);
+                             running_var.data[k] = v[4].data[k] * 0.8f + var.data[k] * (1 - 0.8f);
+                         }
+                         return std::vector{ref::batch_norm(x, v[1], v[2], mean, var, 1e-5), running_mean, running_var};
+                     }});
+    }
+
     struct ConvSpec { Shape x, w; bool bias; int64_t group; ref::Window window; };
     for (const auto& s : std::vector<ConvSpec>{
              {{1, 3, 5, 5}, {4, 3, 3, 3}, false, 1, {}},

@@ -170,6 +170,14 @@ public:
         return std::make_unique<CudaStream>(index);
     }
 
+    // Training-mode BatchNormalization (batch statistics, running-statistics outputs) has no
+    // CUDA kernel; the planner runs it on the CPU.
+    bool supports(const NodeSignature& node) const override {
+        if (node.op == "BatchNormalization" && node.attributes && node.attributes->get_int("training_mode", 0) != 0)
+            return false;
+        return Backend::supports(node);
+    }
+
     std::vector<SegmentClaim> compile_segments(const SegmentOffer& offer) const override {
         return claim_graph_segments(offer);
     }

@@ -153,9 +153,11 @@ std::vector<Shape> shape_roi_align(const InferenceContext& ctx) {
 }
 
 std::vector<Shape> shape_batch_norm(const InferenceContext& ctx) {
-    if (ctx.attrs().get_int("training_mode", 0) != 0 || ctx.node().outputs.size() > 1)
-        throw Unsupported("node '" + ctx.node().name +
-                          "' (BatchNormalization): training mode is not supported");
+    // training_mode (opset 14+): normalized with the batch's own statistics, and outputs 1 and 2
+    // the running mean and variance updated with them. Only then may there be more than Y.
+    const bool training = ctx.attrs().get_int("training_mode", 0) != 0;
+    if (!training && ctx.node().outputs.size() > 1)
+        ctx.fail("running mean and variance outputs need training_mode = 1");
     const Shape& x = ctx.shape(0);
     if (x.rank() < 2) ctx.fail("input must be [N, C, ...], got " + x.to_string());
     for (size_t i = 1; i < 5; ++i)
@@ -163,7 +165,9 @@ std::vector<Shape> shape_batch_norm(const InferenceContext& ctx) {
             (x[1] != kDynamic && ctx.shape(i)[0] != kDynamic && ctx.shape(i)[0] != x[1]))
             ctx.fail("input " + std::to_string(i) + " " + ctx.shape(i).to_string() +
                      " must be [C] with C = " + std::to_string(x[1]));
-    return {x};
+    std::vector<Shape> shapes{x};
+    for (size_t i = 1; i < ctx.node().outputs.size(); ++i) shapes.push_back(Shape{x[1]});
+    return shapes;
 }
 
 std::vector<Shape> shape_layer_norm(const InferenceContext& ctx) {

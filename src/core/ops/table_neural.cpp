@@ -15,7 +15,9 @@ std::vector<OpSchema> neural_op_schemas() {
         // host inputs
         {"Softmax", 1, 1, 1, 1, 0, same, shape_unary},
         {"LayerNormalization", 2, 3, 1, 3, 0, same, shape_layer_norm, 0, kKeepsF32},
-        {"BatchNormalization", 5, 5, 1, 1, 0, same, shape_batch_norm},
+        // Y has X's dtype; the running mean and variance (training mode) the input mean's.
+        {"BatchNormalization", 5, 5, 1, 3, 0,
+         [](const InferenceContext& ctx, size_t output) { return ctx.dtype(output == 0 ? 0 : 3); }, shape_batch_norm},
 
         {"Conv", 2, 3, 1, 1, 0, same, shape_conv, 0, kLowPrecision},
         {"MaxPool", 1, 1, 1, 2, 0, dtype_same_then_i64, shape_pool},

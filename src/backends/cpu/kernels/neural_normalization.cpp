@@ -1,4 +1,4 @@
-// Softmax, LayerNormalization and BatchNormalization (inference form).
+// Softmax, LayerNormalization and BatchNormalization (inference and training mode).
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/neural_normalization.hpp"
@@ -165,24 +165,66 @@ void layer_norm_kernel(KernelContext& ctx) {
                     stat_output(1), stat_output(2));
 }
 
+// Training mode normalizes with the batch's own statistics (population variance over every
+// axis but the channel's), and returns the running statistics updated with them:
+// running = input * momentum + batch * (1 - momentum).
+void batch_norm_training(KernelContext& ctx, std::vector<double>& mean, std::vector<double>& var) {
+    const Tensor& in = ctx.input(0);
+    const std::vector<int64_t>& dims = in.shape().dims();
+    const int64_t batches = dims[0], channels = dims[1];
+    const int64_t inner = product(dims, 2, dims.size());
+    const float* x = in.data<float>();
+    const double count = static_cast<double>(batches * inner);
+    parallel_for(channels, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t c = begin; c < end; ++c) {
+            double sum = 0, squares = 0;
+            for (int64_t b = 0; b < batches; ++b)
+                for (int64_t i = 0; i < inner; ++i) sum += x[(b * channels + c) * inner + i];
+            const double m = sum / count;
+            for (int64_t b = 0; b < batches; ++b)
+                for (int64_t i = 0; i < inner; ++i) {
+                    const double d = x[(b * channels + c) * inner + i] - m;
+                    squares += d * d;
+                }
+            mean[static_cast<size_t>(c)] = m;
+            var[static_cast<size_t>(c)] = squares / count;
+        }
+    });
+    const double momentum = ctx.attrs().get_float("momentum", 0.9f);
+    for (size_t k = 1; k < 3 && k < ctx.num_outputs(); ++k) {
+        if (!ctx.output(k).defined()) continue;
+        const float* running = ctx.input(k + 2).data<float>();
+        const std::vector<double>& batch = k == 1 ? mean : var;
+        float* out = ctx.output(k).data<float>();
+        for (int64_t c = 0; c < channels; ++c)
+            out[c] = static_cast<float>(running[c] * momentum + batch[static_cast<size_t>(c)] * (1 - momentum));
+    }
+}
+
 void batch_norm_kernel(KernelContext& ctx) {
     const Tensor& in = ctx.input(0);
     const std::vector<int64_t>& dims = in.shape().dims();
     const int64_t batches = dims[0], channels = dims[1];
     const int64_t inner = product(dims, 2, dims.size());
     const double epsilon = ctx.attrs().get_float("epsilon", 1e-5f);
+    std::vector<double> mean(static_cast<size_t>(channels)), var(static_cast<size_t>(channels));
+    if (ctx.attrs().get_int("training_mode", 0) != 0) {
+        batch_norm_training(ctx, mean, var);
+    } else {
+        for (int64_t c = 0; c < channels; ++c) {
+            mean[static_cast<size_t>(c)] = ctx.input(3).data<float>()[c];
+            var[static_cast<size_t>(c)] = ctx.input(4).data<float>()[c];
+        }
+    }
     const float* scale = ctx.input(1).data<float>();
     const float* bias = ctx.input(2).data<float>();
-    const float* mean = ctx.input(3).data<float>();
-    const float* var = ctx.input(4).data<float>();
     const float* x = in.data<float>();
     float* y = ctx.output(0).data<float>();
     parallel_for(batches * channels, grain_for(inner), [&](int64_t begin, int64_t end) {
         for (int64_t p = begin; p < end; ++p) {
-            const int64_t c = p % channels;
-            const double a = scale[c] / std::sqrt(static_cast<double>(var[c]) + epsilon);
-            const float mul = static_cast<float>(a),
-                        add = static_cast<float>(bias[c] - mean[c] * a);
+            const size_t c = static_cast<size_t>(p % channels);
+            const double a = scale[c] / std::sqrt(var[c] + epsilon);
+            const float mul = static_cast<float>(a), add = static_cast<float>(bias[c] - mean[c] * a);
             Array(y + p * inner, inner) = ConstArray(x + p * inner, inner) * mul + add;
         }
     });
