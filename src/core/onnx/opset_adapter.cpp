@@ -134,9 +134,25 @@ void adapt_node(ImportBuilder& b, ImportedNode node, int64_t opset) {
             if (name != "consumed_inputs" && name != "broadcast") kept.set(name, value);
         node.attributes = std::move(kept);
     }
-    if (op == "Scan" && opset < 9)
-        throw Unsupported(b.what() + ": node '" + node.name + "' (Scan): the opset-8 form, with a batch axis and "
-                          "sequence_lens, is not supported");
+    if (op == "Scan" && opset < 9) {
+        // Opset 8: an optional sequence_lens first, and every input and output of the node with
+        // a batch axis 0 whose entries are scanned independently (along axis 1). Kept as Scan
+        // with the internal attribute batch_axis, which the shape function and kernel honour;
+        // sequence_lens (rows shorter than the rest) and reversed directions are not.
+        if (!node.inputs.empty() && node.inputs.front() >= 0)
+            throw Unsupported(b.what() + ": node '" + node.name + "' (Scan, opset 8): sequence_lens is not supported");
+        if (!node.inputs.empty()) node.inputs.erase(node.inputs.begin());
+        Attributes kept;
+        for (const auto& [name, value] : node.attributes.all()) {
+            if (name != "directions") kept.set(name, value);
+            else
+                for (int64_t direction : node.attributes.get_ints(name))
+                    if (direction != 0)
+                        throw Unsupported(b.what() + ": node '" + node.name + "' (Scan, opset 8): reverse directions are not supported");
+        }
+        kept.set("batch_axis", int64_t{1});
+        node.attributes = std::move(kept);
+    }
     if (op == "Reshape" && opset < 5) {
         attribute_to_input(b, node, "shape", 1);
     } else if ((op == "Squeeze" || op == "Unsqueeze") && opset < 13) {

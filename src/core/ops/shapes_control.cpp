@@ -164,6 +164,19 @@ ScanTypes scan_types(const InferenceContext& ctx) {
     ScanTypes s;
     s.states = own - scans;
     Typed t = node_inputs(ctx, 0, own, implicit);
+    // Opset 8's form (batch_axis, set on import): every own input has a batch axis first, and
+    // each batch entry is scanned on its own; the body sees one entry.
+    const bool batched = ctx.attrs().get_int("batch_axis", 0) != 0;
+    int64_t batch = -1;
+    if (batched)
+        for (size_t i = 0; i < own; ++i) {
+            const Shape& full = known_shape(t.inputs[i]);
+            if (full.rank() == 0) ctx.fail("input " + std::to_string(i) + " needs a batch axis (opset 8)");
+            if (batch >= 0 && full[0] != batch) ctx.fail("the inputs differ in batch size");
+            batch = full[0];
+            t.inputs[i].shape = Shape(std::vector<int64_t>(full.begin() + 1, full.end()));
+            t.values[i] = nullptr;
+        }
     int64_t length = -1;
     for (size_t i = s.states; i < own; ++i) {
         const Shape& full = known_shape(t.inputs[i]);
@@ -186,6 +199,11 @@ ScanTypes scan_types(const InferenceContext& ctx) {
             out.shape = t.inputs[i].shape;
         } else if (out.shape) {
             std::vector<int64_t> dims{length};
+            dims.insert(dims.end(), out.shape->begin(), out.shape->end());
+            out.shape = Shape(dims);
+        }
+        if (batched && out.shape) {
+            std::vector<int64_t> dims{batch};
             dims.insert(dims.end(), out.shape->begin(), out.shape->end());
             out.shape = Shape(dims);
         }

@@ -1,5 +1,6 @@
 // Scan: runs the body once per slice along axis 0 of the scan inputs, passing the states from
-// one iteration to the next and stacking the scan outputs' slices along axis 0.
+// one iteration to the next and stacking the scan outputs' slices along axis 0. Opset 8's form
+// (attribute batch_axis, set on import) does this for each entry of a batch axis 0.
 #include "backends/cpu/kernels/control_subgraph.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "core/ops/shapes_control.hpp"
@@ -21,6 +22,12 @@ Tensor slice_of(const Tensor& t, int64_t index) {
     return slice;
 }
 
+// Writes `part` into slice `index` of `whole` along axis 0.
+void put_slice(Tensor& whole, int64_t index, const Tensor& part) {
+    std::memcpy(static_cast<unsigned char*>(whole.raw_data()) + static_cast<size_t>(index) * part.nbytes(), part.raw_data(),
+                part.nbytes());
+}
+
 class ScanKernel final : public CompiledKernel {
 public:
     explicit ScanKernel(const CompileContext& c)
@@ -30,32 +37,46 @@ public:
         const size_t n = ctx.num_inputs();
         const size_t implicit = detail::implicit_input_count(ctx.attrs(), n);
         const size_t own = n - implicit;
-        const size_t scans = detail::scan_input_count(ctx.attrs(), own, ctx.node_name());
-        const size_t states = own - scans;
-        std::vector<Tensor> state, outer;
-        for (size_t i = 0; i < states; ++i) state.push_back(ctx.input(i));
+        std::vector<Tensor> inputs, outer, outputs;
+        for (size_t i = 0; i < own; ++i) inputs.push_back(ctx.input(i));
         for (size_t i = own; i < n; ++i) outer.push_back(ctx.input(i));
-        const int64_t length = ctx.input(states).shape()[0];
-        const size_t outputs = ctx.num_outputs() - states;
-        for (int64_t t = 0; t < length; ++t) {
-            std::vector<Tensor> inputs = state;
-            for (size_t i = states; i < own; ++i) inputs.push_back(slice_of(ctx.input(i), t));
-            inputs.insert(inputs.end(), outer.begin(), outer.end());
-            const std::vector<Tensor> results = body_.run(inputs);
-            if (results.size() != states + outputs) invalid_argument(ctx, "the body returns another number of outputs");
-            state.assign(results.begin(), results.begin() + static_cast<std::ptrdiff_t>(states));
-            for (size_t k = 0; k < outputs; ++k) {
-                Tensor& out = ctx.output(states + k);
-                Tensor target = slice_of(out, t);  // a scratch of the slice's shape, for the check
-                copy_result(ctx, results[states + k], target, "scan output " + std::to_string(k));
-                std::memcpy(static_cast<unsigned char*>(out.raw_data()) + static_cast<size_t>(t) * target.nbytes(),
-                            target.raw_data(), target.nbytes());
-            }
+        for (size_t i = 0; i < ctx.num_outputs(); ++i) outputs.push_back(ctx.output(i));
+        if (ctx.attrs().get_int("batch_axis", 0) == 0) return scan(ctx, inputs, outer, outputs);
+        // Opset 8: each entry of the batch axis is a scan of its own.
+        for (int64_t b = 0; b < inputs.front().shape()[0]; ++b) {
+            std::vector<Tensor> entry_inputs, entry_outputs;
+            for (const Tensor& t : inputs) entry_inputs.push_back(slice_of(t, b));
+            for (const Tensor& t : outputs) entry_outputs.push_back(slice_of(t, b));  // scratch of the entry's shape
+            scan(ctx, entry_inputs, outer, entry_outputs);
+            for (size_t i = 0; i < outputs.size(); ++i) put_slice(outputs[i], b, entry_outputs[i]);
         }
-        for (size_t i = 0; i < states; ++i) copy_result(ctx, state[i], ctx.output(i), "state " + std::to_string(i));
     }
 
 private:
+    // One scan: the body once per slice along axis 0 of the scan inputs, states carried.
+    void scan(const KernelContext& ctx, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outer,
+              std::vector<Tensor>& outputs) const {
+        const size_t own = inputs.size();
+        const size_t states = own - detail::scan_input_count(ctx.attrs(), own, ctx.node_name());
+        std::vector<Tensor> state(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(states));
+        const int64_t length = inputs[states].shape()[0];
+        const size_t scan_outputs = outputs.size() - states;
+        for (int64_t t = 0; t < length; ++t) {
+            std::vector<Tensor> body_inputs = state;
+            for (size_t i = states; i < own; ++i) body_inputs.push_back(slice_of(inputs[i], t));
+            body_inputs.insert(body_inputs.end(), outer.begin(), outer.end());
+            const std::vector<Tensor> results = body_.run(body_inputs);
+            if (results.size() != states + scan_outputs) invalid_argument(ctx, "the body returns another number of outputs");
+            state.assign(results.begin(), results.begin() + static_cast<std::ptrdiff_t>(states));
+            for (size_t k = 0; k < scan_outputs; ++k) {
+                Tensor target = slice_of(outputs[states + k], t);  // a scratch of the slice's shape, for the check
+                copy_result(ctx, results[states + k], target, "scan output " + std::to_string(k));
+                put_slice(outputs[states + k], t, target);
+            }
+        }
+        for (size_t i = 0; i < states; ++i) copy_result(ctx, state[i], outputs[i], "state " + std::to_string(i));
+    }
+
     SubgraphRunner body_;
 };
 
