@@ -126,7 +126,7 @@ std::vector<Case> math_arithmetic_cases() {
             return infer::is_floating(dt) ? std::pow(a, b) : std::trunc(std::pow(a, b));
         })};
     };
-    for (DType exponent : {DType::i32, DType::i64}) {
+    for (DType exponent : {DType::i32, DType::i64, DType::u32, DType::u64}) {
         Case c{"Pow", "f32 base, " + std::string(infer::dtype_name(exponent)) + " exponent [2,3,4] [4]",
                {x("A", {2, 3, 4}), integers("B", {4}, 0, 3, exponent)}, node("Pow"), pow_truncated};
         c.dtypes = {DType::f32};

@@ -221,13 +221,19 @@ void run_pow(const Launch& l) {
         l);
     dispatch_float(a.dtype(), l, [&](auto base_tag) {
         using T = typename decltype(base_tag)::type;
-        dispatch_numeric(b.dtype(), l, [&](auto exponent_tag) {
+        const auto launch = [&](auto exponent_tag) {
             using E = typename decltype(exponent_tag)::type;
             pow_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(
                 static_cast<const T*>(l.in(0)), static_cast<const E*>(l.in(1)),
                 static_cast<T*>(l.out(0)), n, index);
             l.check_launch("pow_kernel");
-        });
+        };
+        // ONNX's T1 also allows unsigned exponents, which no other CUDA kernel takes.
+        switch (b.dtype()) {
+            case DType::u32: return launch(Tag<uint32_t>{});
+            case DType::u64: return launch(Tag<uint64_t>{});
+            default: return dispatch_numeric(b.dtype(), l, launch);
+        }
     });
 }
 
