@@ -5,7 +5,9 @@
 //   infer-run MODEL --info [--device ...]
 //   infer-run MODEL --save-onnx FILE   (the graph as infer loaded or built it, as an ONNX file)
 // Inputs are input_0.pb, input_1.pb, ... (ONNX TensorProto) or input_N.npy, in graph-input
-// order; outputs are written as output_N.pb (or .npy with --npy) in graph-output order.
+// order; outputs are written as output_N.pb (or .npy with --npy) in graph-output order. numpy
+// has no bf16, so numpy-made files (the ONNX node tests among them) store bf16 tensors as u16
+// bit patterns: a u16 file given for a bf16 input is read as those bf16 values.
 // Any error ends the program with a one-line reason on stderr and status 3 when the model uses
 // something infer does not support (infer::Unsupported), 1 for every other error.
 #include <infer/infer.hpp>
@@ -29,7 +31,10 @@ infer::Batch read_inputs(const infer::Graph& graph, const fs::path& dir) {
         if (!fs::exists(file))
             throw infer::InvalidArgument("no " + stem + ".pb or " + stem + ".npy in " + dir.string() +
                                          " for input '" + graph.inputs()[i].name + "'");
-        batch.set(graph.inputs()[i].name, infer::load_tensor(file.string()));
+        infer::Tensor tensor = infer::load_tensor(file.string());
+        if (tensor.dtype() == infer::DType::u16 && graph.inputs()[i].dtype == infer::DType::bf16)
+            tensor = infer::Tensor(tensor.buffer(), infer::DType::bf16, tensor.shape(), tensor.byte_offset());
+        batch.set(graph.inputs()[i].name, tensor);
     }
     return batch;
 }
