@@ -6,6 +6,7 @@
 // takes that one range instead), and the epilogue dequantizes, adds the bias and applies the
 // activation while the tile is in cache:
 //   y[r, n] = (acc[r, n] - zero[r] · Σ_k Wq[k, n]) · scale[r] · wscale[n] + bias[n]
+#include "backends/cpu/kernels/cpu_features.hpp"
 #include "backends/cpu/kernels/gelu_rows.hpp"
 #include "backends/cpu/kernels/int8_gemm.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
@@ -86,7 +87,7 @@ struct Dequantize {
     Activation activation;
 
     static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
-        static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        const bool avx2 = has_avx2_fma();
         const auto& d = *static_cast<const Dequantize*>(self);
         const bool relu = d.activation == Activation::relu;
         for (int64_t r = 0; r < rows; ++r) {

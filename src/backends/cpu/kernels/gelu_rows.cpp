@@ -1,5 +1,7 @@
 #include "backends/cpu/kernels/gelu_rows.hpp"
 
+#include "backends/cpu/kernels/cpu_features.hpp"
+
 #include <immintrin.h>
 
 #include <cmath>
@@ -40,7 +42,7 @@ __attribute__((target("avx2,fma"))) void gelu_avx2(float* x, int64_t n) {
 }  // namespace
 
 void gelu_in_place(float* x, int64_t n) {
-    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    const bool avx2 = has_avx2_fma();
     if (avx2) {
         gelu_avx2(x, n);
         return;

@@ -1,4 +1,5 @@
 // Softmax, LayerNormalization and BatchNormalization (inference and training mode).
+#include "backends/cpu/kernels/cpu_features.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/neural_normalization.hpp"
@@ -70,7 +71,7 @@ __attribute__((target("avx2,fma"))) void row_moments_avx2(const float* row, int6
 
 void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t length, const float* scale,
                      const float* bias, float epsilon, float* mean_out, float* inv_std_out) {
-    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    const bool avx2 = has_avx2_fma();
     parallel_for(rows, grain_for(length), [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
             const float* row = x + r * length;

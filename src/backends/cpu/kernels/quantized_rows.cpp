@@ -1,5 +1,7 @@
 #include "backends/cpu/kernels/quantized_rows.hpp"
 
+#include "backends/cpu/kernels/cpu_features.hpp"
+
 #include "backends/cpu/kernels/parallel.hpp"
 
 #include <immintrin.h>
@@ -83,11 +85,6 @@ __attribute__((target("avx2,fma"))) void quantize_values_avx2(const float* in, i
     std::memset(out + k, 0, static_cast<size_t>(stride - k));
 }
 
-bool has_avx2() {
-    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    return avx2;
-}
-
 // Rows of X quantized by `row_range(row, low, high)`'s range each, in parallel.
 template <class RowRange>
 QuantizedRows quantize_each_row(const float* x, int64_t rows, int64_t k, int64_t stride, void* memory,
@@ -97,7 +94,7 @@ QuantizedRows quantize_each_row(const float* x, int64_t rows, int64_t k, int64_t
     QuantizedRows q{base, nullptr, nullptr};
     q.scale = reinterpret_cast<float*>(base + align64(r * static_cast<size_t>(stride)));
     q.zero = reinterpret_cast<int32_t*>(reinterpret_cast<uint8_t*>(q.scale) + align64(r * sizeof(float)));
-    const bool avx2 = has_avx2();
+    const bool avx2 = has_avx2_fma();
     parallel_for(rows, grain_for(k), [&](int64_t begin, int64_t end) {
         for (int64_t row = begin; row < end; ++row) {
             const float* in = x + row * k;
@@ -118,7 +115,7 @@ QuantizedRows quantize_each_row(const float* x, int64_t rows, int64_t k, int64_t
 }  // namespace
 
 void range_with_zero(const float* x, int64_t n, float& low, float& high) {
-    static const bool avx2 = __builtin_cpu_supports("avx2");
+    const bool avx2 = has_avx2();
     if (avx2) {
         range_avx2(x, n, low, high);
         return;

@@ -1,0 +1,18 @@
+#pragma once
+// What this CPU can run, asked once (CPUID through the compiler's builtins): the kernels with
+// hand-written AVX2 paths choose them at run time, so that one build runs on any x86-64 and
+// uses what each machine has.
+namespace infer::cpu {
+
+inline bool has_avx2() {
+    static const bool yes = __builtin_cpu_supports("avx2");
+    return yes;
+}
+
+// AVX2 with fused multiply-add: what the f32 AVX2 paths (GELU, LayerNorm, epilogues) use.
+inline bool has_avx2_fma() {
+    static const bool yes = has_avx2() && __builtin_cpu_supports("fma");
+    return yes;
+}
+
+}  // namespace infer::cpu
