@@ -2,6 +2,8 @@
 // definitions as the chains of ONNX ops they replace.
 #include "reference.hpp"
 
+#include "int8_emulation.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -41,36 +43,11 @@ RefTensor attention(const RefTensor& q, const RefTensor& k, const RefTensor& v, 
 // The steps are taken in f32 as the op defines them, so that the roundings to integers agree
 // with the kernel's exactly; what is left is the dequantization's f32 rounding.
 RefTensor quantized_matmul(const RefTensor& a, const RefTensor& b) {
-    const int64_t k = b.shape[0], n = b.shape[1], rows = numel(a.shape) / k;
-    std::vector<float> wscale(static_cast<size_t>(n), 0.0f);
-    for (int64_t i = 0; i < k; ++i)
-        for (int64_t j = 0; j < n; ++j) wscale[j] = std::max(wscale[j], std::fabs(static_cast<float>(b.data[i * n + j])));
-    for (float& s : wscale) s = s > 0 ? s / 127.0f : 1.0f;
-    infer::Shape shape = a.shape;
-    std::vector<int64_t> dims = shape.dims();
+    const int64_t k = b.shape[0], n = b.shape[1];
+    std::vector<int64_t> dims = a.shape.dims();
     dims.back() = n;
-    RefTensor y{infer::Shape(dims), {}};
-    for (int64_t r = 0; r < rows; ++r) {
-        float lo = 0, hi = 0;
-        for (int64_t j = 0; j < k; ++j) {
-            lo = std::min(lo, static_cast<float>(a.data[r * k + j]));
-            hi = std::max(hi, static_cast<float>(a.data[r * k + j]));
-        }
-        float scale = (hi - lo) / 255.0f;
-        if (!(scale > 0)) scale = 1.0f;
-        const float inverse = 1.0f / scale;
-        const float zero = std::clamp(std::nearbyint(-lo * inverse), 0.0f, 255.0f);
-        for (int64_t c = 0; c < n; ++c) {
-            int64_t acc = 0;
-            for (int64_t j = 0; j < k; ++j) {
-                const float qa = std::clamp(std::nearbyint(static_cast<float>(a.data[r * k + j]) * inverse) + zero, 0.0f, 255.0f);
-                const float qw = std::clamp(std::nearbyint(static_cast<float>(b.data[j * n + c]) / wscale[c]), -127.0f, 127.0f);
-                acc += (static_cast<int64_t>(qa) - static_cast<int64_t>(zero)) * static_cast<int64_t>(qw);
-            }
-            y.data.push_back(static_cast<double>(acc) * scale * wscale[c]);
-        }
-    }
-    return y;
+    const std::vector<float> x(a.data.begin(), a.data.end()), w(b.data.begin(), b.data.end());
+    return RefTensor{infer::Shape(dims), infer_test::int8_products(x, w, numel(a.shape) / k, k, n)};
 }
 
 }  // namespace ref

@@ -4,6 +4,7 @@
 // here in float and against the f64 product.
 #include "backends/cpu/kernels/int8_gemm.hpp"
 #include "host_test_backend.hpp"
+#include "int8_emulation.hpp"
 
 #include <infer/infer.hpp>
 
@@ -129,31 +130,12 @@ namespace {
 // QuantizedMatMul's quantization, carried out here in the same f32 steps (quantized_rows.hpp,
 // fused_quantized_matmul.cpp), then the exact integer product, dequantized in f64.
 std::vector<double> emulate_int8(const Tensor& x, const Tensor& w, const Tensor& bias, bool relu) {
-    const int64_t k = w.shape()[0], n = w.shape()[1], rows = x.numel() / k;
-    const float *px = x.data<float>(), *pw = w.data<float>(), *pb = bias.data<float>();
-    std::vector<float> wscale(size_t(n), 0.0f);
-    for (int64_t i = 0; i < k; ++i)
-        for (int64_t j = 0; j < n; ++j) wscale[j] = std::max(wscale[j], std::fabs(pw[i * n + j]));
-    for (float& s : wscale) s = s > 0 ? s / 127.0f : 1.0f;
-    std::vector<double> y;
-    for (int64_t r = 0; r < rows; ++r) {
-        const float* row = px + r * k;
-        float lo = 0, hi = 0;
-        for (int64_t j = 0; j < k; ++j) lo = std::min(lo, row[j]), hi = std::max(hi, row[j]);
-        float scale = (hi - lo) / 255.0f;
-        if (!(scale > 0)) scale = 1.0f;
-        const float inverse = 1.0f / scale;
-        const float zero = std::clamp(std::nearbyint(-lo * inverse), 0.0f, 255.0f);
-        for (int64_t c = 0; c < n; ++c) {
-            int64_t acc = 0;
-            for (int64_t j = 0; j < k; ++j) {
-                const float qa = std::clamp(std::nearbyint(row[j] * inverse) + zero, 0.0f, 255.0f);
-                const float qw = std::clamp(std::nearbyint(pw[j * n + c] / wscale[c]), -127.0f, 127.0f);
-                acc += (int64_t(qa) - int64_t(zero)) * int64_t(qw);
-            }
-            const double v = double(acc) * scale * wscale[c] + pb[c];
-            y.push_back(relu ? std::max(v, 0.0) : v);
-        }
+    const int64_t k = w.shape()[0], n = w.shape()[1];
+    std::vector<double> y = infer_test::int8_products(x.to_vector<float>(), w.to_vector<float>(), x.numel() / k, k, n);
+    const std::vector<float> b = bias.to_vector<float>();
+    for (size_t i = 0; i < y.size(); ++i) {
+        y[i] += b[i % static_cast<size_t>(n)];
+        if (relu) y[i] = std::max(y[i], 0.0);
     }
     return y;
 }
