@@ -56,7 +56,7 @@ struct Options {
 // turn, so that building JSON does not slow the generator down at high rates.
 std::vector<std::string> request_bodies(const Options& o, const json& metadata, size_t count) {
     std::mt19937 random(o.seed);
-    std::uniform_int_distribution<int64_t> length(o.min_length, o.max_length), token(1000, o.vocabulary - 1);
+    std::uniform_int_distribution<int64_t> length(o.min_length, o.max_length), token(std::min<int64_t>(1000, o.vocabulary / 2), o.vocabulary - 1);  // above BERT's special ids
     const std::string output = o.output.empty() ? metadata["outputs"][0]["name"].get<std::string>() : o.output;
     std::vector<std::string> bodies;
     for (size_t i = 0; i < count; ++i) {
@@ -188,6 +188,7 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--min-length", o.min_length, "shortest sequence")->capture_default_str();
     app.add_option("--max-length", o.max_length, "longest sequence")->capture_default_str();
+    app.add_option("--vocabulary", o.vocabulary, "token ids are drawn below this")->capture_default_str();
     app.add_option("--output", o.output, "output to ask for (default: the model's first)");
     app.add_option("--give-up", o.give_up_s, "seconds a request may wait for a free connection before it counts as an error")
         ->capture_default_str();
@@ -198,6 +199,7 @@ int main(int argc, char** argv) {
 
     try {
         if (o.min_length < 1 || o.max_length < o.min_length) throw std::runtime_error("need 1 <= --min-length <= --max-length");
+        if (o.vocabulary < 2) throw std::runtime_error("--vocabulary must be at least 2");
         std::unique_ptr<load::LoadTarget> target;
         if (in_process.empty()) {
             target = load::http_target(url, o.model);
