@@ -16,6 +16,8 @@ bool PassContext::target_runs(std::string_view op) const {
 
 const std::vector<NamedPass>& session_passes() {
     static const std::vector<NamedPass> passes{
+        // First: the MatMuls it takes must not be fused with their bias before it sees them.
+        {"integer_qdq_products", integer_qdq_products},
         {"fuse_gelu", fuse_gelu},
         {"fuse_attention", fuse_attention},
         {"fuse_matmul_epilogue", fuse_matmul_epilogue},

@@ -45,6 +45,8 @@ const std::vector<NamedPass>& session_passes();
 std::shared_ptr<const GraphIR> run_pipeline(const GraphIR& graph, const PassContext& context);
 
 // ---- the passes (one file each)
+// MatMul of DequantizeLinear pairs (the QDQ format) to MatMulInteger (integer_qdq_products.cpp).
+void integer_qdq_products(Rewriter& rewriter, const PassContext& context);
 // GELU written out as Erf and arithmetic (fuse_gelu.cpp).
 void fuse_gelu(Rewriter& rewriter, const PassContext& context);
 // Scaled dot-product attention with its head split and merge (fuse_attention.cpp).

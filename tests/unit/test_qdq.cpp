@@ -1,0 +1,97 @@
+// The QDQ format (onnxruntime.quantization.quantize_static's default): MatMul of
+// DequantizeLinear(QuantizeLinear(x)) by DequantizeLinear of a constant int8 weight runs as
+// MatMulInteger (the packed int8 kernel on the CPU), Cast and Mul, and gives what the float
+// reading of the same graph gives, to float rounding; forms it does not take stay as written.
+#include <infer/infer.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+using namespace infer;
+
+namespace {
+
+size_t count_op(const PlacementReport& report, const std::string& op) {
+    return static_cast<size_t>(
+        std::count_if(report.nodes.begin(), report.nodes.end(), [&](const auto& entry) { return entry.op == op; }));
+}
+
+template <class T>
+Tensor random_ints(const Shape& shape, int lo, int hi, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> d(lo, hi);
+    std::vector<T> v(static_cast<size_t>(shape.numel()));
+    for (T& x : v) x = static_cast<T>(d(rng));
+    return Tensor::from_vector(v, shape);
+}
+
+struct QdqCase {
+    DType weight_dtype;  // i8 or u8
+    bool per_column;     // weight scale and zero point per column (axis 1), else per tensor
+    bool weight_input;   // the weight is a graph input, not a constant: not rewritten
+};
+
+// x [3, 2, K] -> Q(sa, za) -> DQ -> MatMul <- DQ(W_q [K, N], sw, zw); the float result of that
+// reading, computed here in double.
+void check(const QdqCase& c) {
+    constexpr int64_t k = 40, n = 24;
+    const float sa = 0.02f;
+    const uint8_t za = 120;
+    std::mt19937 rng(3);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> xs(3 * 2 * k);
+    for (float& v : xs) v = normal(rng);
+    const Tensor x = Tensor::from_vector(xs, {3, 2, k});
+    const Tensor wq = c.weight_dtype == DType::i8 ? random_ints<int8_t>({k, n}, -127, 127, 5)
+                                                  : random_ints<uint8_t>({k, n}, 0, 255, 5);
+    std::vector<float> sw(c.per_column ? n : 1);
+    for (size_t j = 0; j < sw.size(); ++j) sw[j] = 0.004f + 0.0005f * static_cast<float>(j);
+    const Shape scale_shape = c.per_column ? Shape{n} : Shape(std::vector<int64_t>{});
+    const Tensor zw = c.weight_dtype == DType::i8 ? random_ints<int8_t>(scale_shape, -3, 3, 6)
+                                                  : random_ints<uint8_t>(scale_shape, 120, 136, 6);
+
+    GraphBuilder b("qdq");
+    const Value in = b.input("x", DType::f32, {3, 2, k});
+    const Value a_scale = b.constant(Tensor::from_vector(std::vector<float>{sa}, Shape(std::vector<int64_t>{})));
+    const Value a_zero = b.constant(Tensor::from_vector(std::vector<uint8_t>{za}, Shape(std::vector<int64_t>{})));
+    const Value a = b.op1("DequantizeLinear", {b.op1("QuantizeLinear", {in, a_scale, a_zero}), a_scale, a_zero});
+    const Value w_q = c.weight_input ? b.input("w", c.weight_dtype, {k, n}) : b.constant(wq);
+    const Value w = b.op1("DequantizeLinear", {w_q, b.constant(Tensor::from_vector(sw, scale_shape)), b.constant(zw)},
+                          {{"axis", int64_t{1}}});
+    b.output("y", b.matmul(a, w));
+    Session session(b.build());
+    Batch inputs{{"x", x}};
+    if (c.weight_input) inputs.set("w", wq);
+    const std::vector<float> got = session.run(inputs)["y"].to_vector<float>();
+
+    const std::vector<double> zws = zw.to_vector<double>(), wqs = wq.to_vector<double>();
+    double worst = 0;
+    for (int64_t r = 0; r < 6; ++r)
+        for (int64_t col = 0; col < n; ++col) {
+            const size_t p = c.per_column ? static_cast<size_t>(col) : 0;
+            double want = 0, size = 0;
+            for (int64_t j = 0; j < k; ++j) {
+                const double q = std::clamp(std::nearbyint(double(xs[r * k + j]) / sa) + za, 0.0, 255.0);
+                const double term = (q - za) * sa * (wqs[j * n + col] - zws[p]) * sw[p];
+                want += term;
+                size += std::fabs(term);
+            }
+            worst = std::max(worst, std::fabs(got[r * n + col] - want) / (size + 1e-6));
+        }
+    CHECK(worst < 1e-5);
+    const PlacementReport report = session.placement();
+    CHECK(count_op(report, "MatMulInteger") == (c.weight_input ? 0u : 1u));
+    CHECK(count_op(report, "MatMul") == (c.weight_input ? 1u : 0u));
+}
+
+}  // namespace
+
+TEST_CASE("QDQ products by an int8 weight run as integer products with the float result", "[int8][qdq]") {
+    SECTION("s8 weight, per column") { check({DType::i8, true, false}); }
+    SECTION("u8 weight, per tensor") { check({DType::u8, false, false}); }
+    SECTION("a weight that is not a constant stays a float MatMul") { check({DType::i8, true, true}); }
+}
