@@ -3,10 +3,13 @@
 // QLinearMatMul then rescales by a_scale * b_scale / y_scale and requantizes.
 // MatMulInteger by a constant 2-D B (what onnxruntime's quantize_dynamic writes for every
 // weight) goes to the packed int8 kernel instead (int8_gemm.hpp), B packed once per session.
+#include "backends/cpu/kernels/cpu_features.hpp"
 #include "backends/cpu/kernels/int8_gemm.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/neural_kernels.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
+
+#include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
@@ -120,6 +123,24 @@ void qlinear_matmul_kernel(KernelContext& ctx) {
     else unsupported(ctx, "output dtype " + std::string(dtype_name(out.dtype())));
 }
 
+// Copies a row of A, its bytes xor `flip`, 32 at a time, and returns the sum of what it wrote
+// (vpsadbw against zero sums bytes); `done` is where it stopped.
+__attribute__((target("avx2"))) int32_t copy_and_sum_avx2(const uint8_t* from, uint8_t* to, int64_t k, uint8_t flip,
+                                                          int64_t& done) {
+    const __m256i mask = _mm256_set1_epi8(static_cast<char>(flip)), zero = _mm256_setzero_si256();
+    __m256i sums = zero;
+    int64_t j = 0;
+    for (; j + 32 <= k; j += 32) {
+        const __m256i v = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + j)), mask);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + j), v);
+        sums = _mm256_add_epi64(sums, _mm256_sad_epu8(v, zero));
+    }
+    done = j;
+    alignas(32) int64_t lanes[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), sums);
+    return static_cast<int32_t>(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
+}
+
 // MatMulInteger with B a constant [K, N] of u8 or i8 and zero points per tensor or (B's) per
 // column. The packed kernel multiplies u8 by s8, so both sides are shifted into those types:
 // an i8 A by +128 (and its zero point with it), a u8 B by -128; the differences a - za and
@@ -176,12 +197,16 @@ public:
         auto* packed_a = static_cast<uint8_t*>(ctx.workspace(workspace_bytes()));
         auto* row_sums = reinterpret_cast<int32_t*>(packed_a + rows * stride);
         const auto* pa = static_cast<const uint8_t*>(a.raw_data());
+        const uint8_t flip = signed_a ? 0x80 : 0;  // i8 + 128 as u8
+        const bool avx2 = has_avx2();
         parallel_for(rows, grain_for(k), [&](int64_t begin, int64_t end) {
             for (int64_t r = begin; r < end; ++r) {
                 uint8_t* row = packed_a + r * stride;
-                int32_t sum = 0;
-                for (int64_t j = 0; j < k; ++j) {
-                    row[j] = static_cast<uint8_t>(pa[r * k + j] ^ (signed_a ? 0x80 : 0));  // i8 + 128 as u8
+                const uint8_t* from = pa + r * k;
+                int64_t j = 0;
+                int32_t sum = avx2 ? copy_and_sum_avx2(from, row, k, flip, j) : 0;
+                for (; j < k; ++j) {
+                    row[j] = static_cast<uint8_t>(from[j] ^ flip);
                     sum += row[j];
                 }
                 std::fill(row + k, row + stride, uint8_t{0});
