@@ -19,6 +19,8 @@ and for all-MiniLM-L6-v2 also:
   embeddings.npy              their sentence-transformers embeddings (mean pooling, L2-normalized)
   tokenizer_corpus.json       500+ varied texts and the ids HuggingFace's tokenizer gives them
 
+all-MiniLM-L6-v2-qdq-ort holds it quantized by quantize_static in the QDQ format, calibrated on corpus
+texts, with ONNX Runtime's output as reference.
 all-MiniLM-L6-v2-int8-ort holds that model.onnx quantized by onnxruntime's quantize_dynamic
 (DynamicQuantizeLinear and MatMulInteger around every weight product), with ONNX Runtime's own
 output on MiniLM's test_data_set_0 inputs as the reference: infer must run ORT-quantized files
@@ -996,8 +998,47 @@ def prepare_minilm_int8_ort(out):
     }
 
 
+def prepare_minilm_qdq_ort(out):
+    import numpy as np
+    import onnxruntime
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    source = CACHE / "all-MiniLM-L6-v2"
+    if not manifest_current(source):
+        prepare("all-MiniLM-L6-v2")
+    # Calibrated on 64 texts of the tokenizer corpus (the check sentences are not among them).
+    cases = json.loads((source / "tokenizer_corpus.json").read_text())["cases"][100:164]
+
+    class Corpus(CalibrationDataReader):
+        def __init__(self):
+            self.feeds = iter([{"input_ids": np.array([case["ids_128"]], dtype=np.int64),
+                                "attention_mask": np.ones((1, len(case["ids_128"])), dtype=np.int64),
+                                "token_type_ids": np.zeros((1, len(case["ids_128"])), dtype=np.int64)} for case in cases])
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    quantize_static(str(source / "model.onnx"), str(out / "model.onnx"), Corpus(), quant_format=QuantFormat.QDQ,
+                    per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                    op_types_to_quantize=["MatMul"])  # the products; all ops by default ruins the embeddings
+    session = onnxruntime.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
+    feeds = {}
+    for index, graph_input in enumerate(session.get_inputs()):
+        array = np.load(source / "test_data_set_0" / f"input_{index}.npy")
+        feeds[graph_input.name] = array
+        save_npy(out / "test_data_set_0" / f"input_{index}.npy", array)
+    save_npy(out / "test_data_set_0" / "output_0.npy", session.run(None, feeds)[0].astype(np.float32))
+    return {
+        "source": "all-MiniLM-L6-v2's model.onnx through onnxruntime.quantization.quantize_static (QDQ format, "
+                  "MatMul only, u8 activations calibrated by min-max on 64 corpus texts, s8 weights per channel), "
+                  f"onnxruntime {onnxruntime.__version__}",
+        "inputs": [i.name for i in session.get_inputs()],
+        "reference": "test_data_set_0: ONNX Runtime's last_hidden_state of the quantized model",
+    }
+
+
 PREPARE = {"all-MiniLM-L6-v2": prepare_minilm, "t5-tiny-generation": prepare_t5_generation,
-           "all-MiniLM-L6-v2-int8-ort": prepare_minilm_int8_ort}
+           "all-MiniLM-L6-v2-int8-ort": prepare_minilm_int8_ort, "all-MiniLM-L6-v2-qdq-ort": prepare_minilm_qdq_ort}
 
 
 def prepare(name):
@@ -1034,7 +1075,8 @@ def prepare(name):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    known = list(MODELS) + list(CHECKPOINTS) + list(TOKENIZERS) + ["t5-tiny-generation", "all-MiniLM-L6-v2-int8-ort"]
+    known = list(MODELS) + list(CHECKPOINTS) + list(TOKENIZERS) + ["t5-tiny-generation", "all-MiniLM-L6-v2-int8-ort",
+                                                                    "all-MiniLM-L6-v2-qdq-ort"]
     parser.add_argument("models", nargs="*", help=f"models to prepare: {', '.join(known)} (default: all)")
     parser.add_argument("--check", action="store_true",
                         help="only say whether they are all prepared (status 0) or not (1); needs "

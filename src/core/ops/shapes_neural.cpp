@@ -181,8 +181,10 @@ std::vector<Shape> shape_quantize(const InferenceContext& ctx) {
     const Shape& x = ctx.shape(0);
     const Shape& scale = ctx.shape(1);
     if (scale.rank() > 1) ctx.fail("scale must be a scalar or 1-D, got " + scale.to_string());
-    if (ctx.has_input(2) && ctx.shape(2).rank() != scale.rank())
-        ctx.fail("zero point and scale differ in rank");
+    // ONNX asks for equal shapes; onnxruntime's quantize_static writes a [1] scale with a []
+    // zero point for per-tensor biases. One element in both is the same per-tensor meaning.
+    if (ctx.has_input(2) && ctx.shape(2) != scale && !(scale.numel() == 1 && ctx.shape(2).numel() == 1))
+        ctx.fail("zero point " + ctx.shape(2).to_string() + " and scale " + scale.to_string() + " differ in shape");
     if (scale.rank() == 1 && scale[0] != 1) {
         if (x.rank() == 0) ctx.fail("per-axis scale needs an input of rank >= 1");
         int64_t axis = ctx.attrs().get_int("axis", 1);
