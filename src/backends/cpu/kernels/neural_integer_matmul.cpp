@@ -1,8 +1,8 @@
 // MatMulInteger and QLinearMatMul over u8/i8 operands with MatMul's batch broadcasting: the
 // operands, less their zero points, are widened to i32 and multiplied with i32 accumulation;
 // QLinearMatMul then rescales by a_scale * b_scale / y_scale and requantizes.
-// MatMulInteger by a constant 2-D B (what onnxruntime's quantize_dynamic writes for every
-// weight) goes to the packed int8 kernel instead (int8_gemm.hpp), B packed once per session.
+// Both by a constant 2-D B (what onnxruntime's quantization writes for every weight) go to the
+// packed int8 kernel instead (int8_gemm.hpp), B packed once per session.
 #include "backends/cpu/kernels/cpu_features.hpp"
 #include "backends/cpu/kernels/int8_gemm.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
@@ -141,20 +141,32 @@ __attribute__((target("avx2"))) int32_t copy_and_sum_avx2(const uint8_t* from, u
     return static_cast<int32_t>(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
 }
 
-// MatMulInteger with B a constant [K, N] of u8 or i8 and zero points per tensor or (B's) per
-// column. The packed kernel multiplies u8 by s8, so both sides are shifted into those types:
-// an i8 A by +128 (and its zero point with it), a u8 B by -128; the differences a - za and
-// b - zb, all the product depends on, stay the same. Then
+// Where an integer product's operands are among a node's inputs: MatMulInteger (A, B, A's and
+// B's zero points) and QLinearMatMul (A, its scale and zero point, B, its scale and zero
+// point, then Y's scale and zero point, Y requantized to u8/i8).
+struct IntegerProductForm {
+    size_t a, a_zero, b, b_zero;
+    bool requantized;
+};
+constexpr IntegerProductForm kMatMulInteger{0, 2, 1, 3, false};
+constexpr IntegerProductForm kQLinearMatMul{0, 2, 3, 5, true};
+
+// MatMulInteger or QLinearMatMul with B a constant [K, N] of u8 or i8 and zero points per
+// tensor or (B's) per column. The packed kernel multiplies u8 by s8, so both sides are shifted
+// into those types: an i8 A by +128 (and its zero point with it), a u8 B by -128; the
+// differences a - za and b - zb, all the product depends on, stay the same. Then
 //   Σ (a - za)(b - zb) = Σ a·b - za·Σ_k b - zb·Σ_k a + K·za·zb,
-// the column sums coming packed with B and the row sums from packing A.
-class PackedMatMulInteger final : public CompiledKernel {
+// the column sums coming packed with B and the row sums from packing A. QLinearMatMul then
+// scales each sum by a_scale · b_scale / y_scale (in f64, as the plain kernel does), rounds to
+// nearest even, adds Y's zero point and saturates.
+class PackedIntegerProduct final : public CompiledKernel {
 public:
-    PackedMatMulInteger(const CompileContext& c, size_t rows, size_t k) : rows_(rows) {
-        const Tensor& b = *c.constant(1);
+    PackedIntegerProduct(const CompileContext& c, IntegerProductForm form, size_t rows, size_t k) : form_(form), rows_(rows) {
+        const Tensor& b = *c.constant(form.b);
         layout_ = int8_weight_layout(int8_kernel(), static_cast<int64_t>(k), b.shape()[1]);
         const Int8WeightLayout layout = layout_;
-        const Tensor* zero = c.constant(3);
-        weight_ = c.prepacked(1, "int8/" + std::string(int8_kernel_name(layout.kernel)), [layout](const Tensor& value) {
+        const Tensor* zero = c.constant(form.b_zero);
+        weight_ = c.prepacked(form.b, "int8/" + std::string(int8_kernel_name(layout.kernel)), [layout](const Tensor& value) {
             return pack_shifted(layout, value);
         });
         // B's zero points, shifted as B was, one per column.
@@ -164,37 +176,52 @@ public:
     }
 
     // Whether the packed kernel takes this node: B constant and 2-D, zero points per tensor
-    // (B's also per column) and constant for B, the dtypes it knows.
-    static bool takes(const CompileContext& c) {
+    // (B's also per column) and constant for B, the dtypes it knows; for QLinearMatMul scales
+    // per tensor (B's also per column) and an 8-bit Y.
+    static bool takes(const CompileContext& c, IntegerProductForm form) {
         const NodeSignature& node = c.node();
-        const Tensor* b = c.constant(1);
-        if (!b || b->rank() != 2 || node.input_shapes[0].rank() < 1) return false;
+        const Tensor* b = c.constant(form.b);
+        if (!b || b->rank() != 2 || node.input_shapes[form.a].rank() < 1) return false;
         const auto integer8 = [](DType t) { return t == DType::u8 || t == DType::i8; };
-        if (!integer8(b->dtype()) || !integer8(node.input_dtypes[0])) return false;
-        if (node.input_shapes[0][node.input_shapes[0].rank() - 1] != b->shape()[0]) return false;
+        if (!integer8(b->dtype()) || !integer8(node.input_dtypes[form.a])) return false;
+        const Shape& a = node.input_shapes[form.a];
+        if (a[a.rank() - 1] != b->shape()[0]) return false;
         const auto present = [&](size_t i) { return i < node.inputs_present.size() && node.inputs_present[i]; };
-        if (present(2) && (node.input_shapes[2].numel() != 1 || node.input_dtypes[2] != node.input_dtypes[0]))
+        if (present(form.a_zero) &&
+            (node.input_shapes[form.a_zero].numel() != 1 || node.input_dtypes[form.a_zero] != node.input_dtypes[form.a]))
             return false;
-        if (present(3)) {
-            const Tensor* zero = c.constant(3);
+        if (present(form.b_zero)) {
+            const Tensor* zero = c.constant(form.b_zero);
             if (!zero || zero->dtype() != b->dtype() || (zero->numel() != 1 && zero->numel() != b->shape()[1])) return false;
+        }
+        if (form.requantized) {
+            const int64_t n = b->shape()[1];
+            for (size_t i : {size_t{1}, size_t{4}, size_t{6}})
+                if (node.input_dtypes[i] != DType::f32) return false;
+            if (node.input_shapes[1].numel() != 1 || node.input_shapes[6].numel() != 1 || node.input_shapes[7].numel() != 1)
+                return false;
+            if (node.input_shapes[4].numel() != 1 && node.input_shapes[4].numel() != n) return false;
+            if (!integer8(node.output_dtypes[0]) || node.input_dtypes[7] != node.output_dtypes[0]) return false;
         }
         return true;
     }
 
     size_t workspace_bytes() const override {
-        return rows_ * static_cast<size_t>(int8_row_stride(layout_)) + rows_ * sizeof(int32_t);
+        const size_t multipliers = form_.requantized ? static_cast<size_t>(layout_.n) * sizeof(double) : 0;
+        return multipliers + rows_ * static_cast<size_t>(int8_row_stride(layout_)) + rows_ * sizeof(int32_t);
     }
 
     void run(KernelContext& ctx) const override {
-        const Tensor& a = ctx.input(0);
+        const Tensor& a = ctx.input(form_.a);
         Tensor& out = ctx.output(0);
         if (out.numel() == 0) return;
-        const int64_t k = layout_.k, stride = int8_row_stride(layout_), rows = out.numel() / layout_.n;
+        const int64_t k = layout_.k, n = layout_.n, stride = int8_row_stride(layout_), rows = out.numel() / n;
         const bool signed_a = a.dtype() == DType::i8;
-        int32_t a_zero = ctx.has_input(2) ? read_int(ctx.input(2), 0) : 0;
+        int32_t a_zero = ctx.has_input(form_.a_zero) ? read_int(ctx.input(form_.a_zero), 0) : 0;
         if (signed_a) a_zero += 128;
-        auto* packed_a = static_cast<uint8_t*>(ctx.workspace(workspace_bytes()));
+        auto* workspace = static_cast<uint8_t*>(ctx.workspace(workspace_bytes()));
+        auto* multipliers = reinterpret_cast<double*>(workspace);
+        auto* packed_a = workspace + (form_.requantized ? static_cast<size_t>(n) * sizeof(double) : 0);
         auto* row_sums = reinterpret_cast<int32_t*>(packed_a + rows * stride);
         const auto* pa = static_cast<const uint8_t*>(a.raw_data());
         const uint8_t flip = signed_a ? 0x80 : 0;  // i8 + 128 as u8
@@ -213,8 +240,14 @@ public:
                 row_sums[r] = sum;
             }
         });
-        Correction state{packed_column_sums(layout_, weight_.data<uint8_t>()), b_zero_.data(), row_sums, a_zero, k,
-                         layout_.n, out.data<int32_t>()};
+        Correction state{packed_column_sums(layout_, weight_.data<uint8_t>()), b_zero_.data(), row_sums, a_zero, k, n, out};
+        if (form_.requantized) {
+            const Tensor& b_scale = ctx.input(4);
+            const double a_scale = ctx.input(1).data<float>()[0], y_scale = ctx.input(6).data<float>()[0];
+            for (int64_t j = 0; j < n; ++j) multipliers[j] = a_scale * b_scale.data<float>()[b_scale.numel() == 1 ? 0 : j] / y_scale;
+            state.multipliers = multipliers;
+            state.y_zero = read_int(ctx.input(7), 0);
+        }
         gemm_u8s8(layout_, weight_.data<uint8_t>(), packed_a, rows, &Correction::tile, &state);
     }
 
@@ -223,18 +256,28 @@ private:
         const int32_t *column_sums, *b_zero, *row_sums;
         int32_t a_zero;
         int64_t k, n;
-        int32_t* y;
+        Tensor& out;
+        const double* multipliers = nullptr;  // QLinearMatMul: per column
+        int32_t y_zero = 0;
         static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
             const auto& s = *static_cast<const Correction*>(self);
             for (int64_t r = 0; r < rows; ++r) {
                 const int64_t row_sum = s.row_sums[row0 + r];
-                int32_t* out = s.y + (row0 + r) * s.n + col0;
+                const int64_t at = (row0 + r) * s.n + col0;
                 for (int64_t c = 0; c < cols; ++c) {
                     const int64_t zb = s.b_zero[col0 + c];
-                    out[c] = static_cast<int32_t>(acc[r * ld + c] - int64_t{s.a_zero} * s.column_sums[col0 + c] -
-                                                  zb * row_sum + s.k * s.a_zero * zb);
+                    const auto v = static_cast<int32_t>(acc[r * ld + c] - int64_t{s.a_zero} * s.column_sums[col0 + c] -
+                                                        zb * row_sum + s.k * s.a_zero * zb);
+                    if (!s.multipliers) s.out.data<int32_t>()[at + c] = v;
+                    else if (s.out.dtype() == DType::u8) s.out.data<uint8_t>()[at + c] = s.requantize<uint8_t>(v, col0 + c);
+                    else s.out.data<int8_t>()[at + c] = s.requantize<int8_t>(v, col0 + c);
                 }
             }
+        }
+        template <class Q>
+        Q requantize(int32_t v, int64_t column) const {
+            return static_cast<Q>(std::clamp(std::nearbyint(v * multipliers[column]) + y_zero,
+                                             double(std::numeric_limits<Q>::min()), double(std::numeric_limits<Q>::max())));
         }
     };
 
@@ -249,24 +292,31 @@ private:
         return pack_int8_weight(layout, s8.data(), layout.n);
     }
 
+    IntegerProductForm form_;
     size_t rows_;
     Int8WeightLayout layout_{};
     Tensor weight_;
     std::vector<int32_t> b_zero_;
 };
 
+// The packed kernel where it takes the node, else the plain loops.
+KernelFactory integer_product(IntegerProductForm form, Kernel plain) {
+    return [form, plain](const CompileContext& c) -> std::unique_ptr<CompiledKernel> {
+        if (!PackedIntegerProduct::takes(c, form)) return std::make_unique<FunctionKernel>(plain);
+        const Shape& a = c.node().input_shapes[form.a];
+        const int64_t k = a[a.rank() - 1];
+        return std::make_unique<PackedIntegerProduct>(c, form, static_cast<size_t>(k > 0 ? a.numel() / k : 0),
+                                                      static_cast<size_t>(k));
+    };
+}
+
 }  // namespace
 
 void register_integer_matmul_kernels(KernelRegistry& r) {
-    for (DType t : {DType::u8, DType::i8})
-        r.add_compiled("MatMulInteger", t, [](const CompileContext& c) -> std::unique_ptr<CompiledKernel> {
-            if (!PackedMatMulInteger::takes(c)) return std::make_unique<FunctionKernel>(matmul_integer_kernel);
-            const Shape& a = c.node().input_shapes[0];
-            const int64_t k = a[a.rank() - 1];
-            return std::make_unique<PackedMatMulInteger>(c, static_cast<size_t>(k > 0 ? a.numel() / k : 0),
-                                                         static_cast<size_t>(k));
-        });
-    r.add("QLinearMatMul", {DType::u8, DType::i8}, qlinear_matmul_kernel);
+    for (DType t : {DType::u8, DType::i8}) {
+        r.add_compiled("MatMulInteger", t, integer_product(kMatMulInteger, matmul_integer_kernel));
+        r.add_compiled("QLinearMatMul", t, integer_product(kQLinearMatMul, qlinear_matmul_kernel));
+    }
 }
 
 }  // namespace infer::cpu
