@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -33,12 +34,12 @@ void require_f32_scales(const KernelContext& ctx) {
 // tensor, or one per column (its last axis; B's per-column quantization), as i32.
 std::vector<int32_t> widen(const KernelContext& ctx, size_t input, size_t zero_input) {
     const Tensor& t = ctx.input(input);
-    std::vector<int32_t> out(static_cast<size_t>(t.numel()));
-    auto read = [&](const Tensor& v, int64_t i) -> int32_t {
+    // Element i of an 8-bit or i32 tensor, its address taken once (Tensor::data checks access).
+    const auto reader = [&](const Tensor& v) -> std::function<int32_t(int64_t)> {
         switch (v.dtype()) {
-            case DType::u8: return v.data<uint8_t>()[i];
-            case DType::i8: return v.data<int8_t>()[i];
-            case DType::i32: return v.data<int32_t>()[i];
+            case DType::u8: return [p = v.data<uint8_t>()](int64_t i) { return int32_t{p[i]}; };
+            case DType::i8: return [p = v.data<int8_t>()](int64_t i) { return int32_t{p[i]}; };
+            case DType::i32: return [p = v.data<int32_t>()](int64_t i) { return p[i]; };
             default: unsupported(ctx, "operand dtype " + std::string(dtype_name(v.dtype())));
         }
     };
@@ -49,12 +50,35 @@ std::vector<int32_t> widen(const KernelContext& ctx, size_t input, size_t zero_i
         if (z.dtype() != t.dtype()) invalid_argument(ctx, "zero point and operand differ in dtype");
         if (z.numel() != 1 && (zero_input != 3 || z.numel() != columns))
             unsupported(ctx, "zero point of shape " + z.shape().to_string() + " (one per tensor, or B's one per column)");
+        const auto read_zero = reader(z);
         zero.resize(static_cast<size_t>(z.numel()));
-        for (int64_t i = 0, count = z.numel(); i < count; ++i) zero[i] = read(z, i);
+        for (int64_t i = 0, count = z.numel(); i < count; ++i) zero[static_cast<size_t>(i)] = read_zero(i);
     }
-    for (int64_t i = 0, count = t.numel(); i < count; ++i)
-        out[static_cast<size_t>(i)] = read(t, i) - zero[zero.size() == 1 ? 0 : static_cast<size_t>(i % columns)];
+    const int64_t count = t.numel();
+    std::vector<int32_t> out(static_cast<size_t>(count));
+    // Typed loops, which vectorize: one zero point, or one per column.
+    const auto fill = [&](const auto* p) {
+        if (zero.size() == 1)
+            for (int64_t i = 0; i < count; ++i) out[static_cast<size_t>(i)] = int32_t{p[i]} - zero[0];
+        else
+            for (int64_t i = 0; i < count; ++i) out[static_cast<size_t>(i)] = int32_t{p[i]} - zero[static_cast<size_t>(i % columns)];
+    };
+    switch (t.dtype()) {
+        case DType::u8: fill(t.data<uint8_t>()); break;
+        case DType::i8: fill(t.data<int8_t>()); break;
+        case DType::i32: fill(t.data<int32_t>()); break;
+        default: unsupported(ctx, "operand dtype " + std::string(dtype_name(t.dtype())));
+    }
     return out;
+}
+
+// Matrices between batch axis i and the matrix axes of an operand whose batch axes are the
+// last `own` of `rank` (the product of its batch extents after axis i).
+int64_t stride_of(const Shape& shape, size_t own, size_t rank, size_t i) {
+    int64_t stride = 1;
+    for (size_t j = i + 1; j < rank; ++j)
+        if (j + own >= rank) stride *= shape[j + own - rank];
+    return stride;
 }
 
 // Y[batch] = A[batch] x B[batch] in i32, batches broadcast as MatMul's.
@@ -72,26 +96,28 @@ void integer_matmul(const Shape& sa, const Shape& sb, const int32_t* a, const in
     }
     const int64_t batches = product(batch, 0, rank);
     y.assign(static_cast<size_t>(batches * m * n), 0);
-    std::vector<int64_t> index(rank, 0);
-    for (int64_t p = 0; p < batches; ++p) {
-        int64_t oa = 0, ob = 0;  // batch offsets, in matrices
-        for (size_t i = 0; i < rank; ++i) {
-            if (i + ra >= rank) { const int64_t d = sa[i + ra - rank]; oa = oa * d + (d == 1 ? 0 : index[i]); }
-            if (i + rb >= rank) { const int64_t d = sb[i + rb - rank]; ob = ob * d + (d == 1 ? 0 : index[i]); }
-        }
-        const int32_t* pa = a + oa * m * k;
-        const int32_t* pb = b + ob * k * n;
-        int32_t* py = y.data() + p * m * n;
-        for (int64_t r = 0; r < m; ++r)
-            for (int64_t j = 0; j < k; ++j) {
-                const int32_t v = pa[r * k + j];
-                for (int64_t c = 0; c < n; ++c) py[r * n + c] += v * pb[j * n + c];
+    // One row of one batch matrix per item, in parallel (activation-by-activation products, such
+    // as attention's in a QOperator file, come here: 12 heads of 128 rows per layer).
+    parallel_for(batches * m, grain_for(k * n), [&](int64_t begin, int64_t end) {
+        for (int64_t q = begin; q < end; ++q) {
+            const int64_t p = q / m, r = q % m;
+            int64_t oa = 0, ob = 0, rest = p, stride = 1;  // batch offsets, in matrices
+            for (size_t i = rank; i-- > 0;) {
+                const int64_t index = rest % batch[i];
+                rest /= batch[i];
+                if (i + ra >= rank) oa += (sa[i + ra - rank] == 1 ? 0 : index) * stride_of(sa, ra, rank, i);
+                if (i + rb >= rank) ob += (sb[i + rb - rank] == 1 ? 0 : index) * stride_of(sb, rb, rank, i);
+                stride *= batch[i];
             }
-        for (size_t i = rank; i-- > 0;) {
-            if (++index[i] < batch[i]) break;
-            index[i] = 0;
+            const int32_t* pa = a + oa * m * k + r * k;
+            const int32_t* pb = b + ob * k * n;
+            int32_t* py = y.data() + p * m * n + r * n;
+            for (int64_t j = 0; j < k; ++j) {
+                const int32_t v = pa[j];
+                for (int64_t c = 0; c < n; ++c) py[c] += v * pb[j * n + c];
+            }
         }
-    }
+    });
 }
 
 void matmul_integer_kernel(KernelContext& ctx) {
@@ -240,7 +266,9 @@ public:
                 row_sums[r] = sum;
             }
         });
-        Correction state{packed_column_sums(layout_, weight_.data<uint8_t>()), b_zero_.data(), row_sums, a_zero, k, n, out};
+        // The output's address once: Tensor::data checks host access at every call.
+        Correction state{packed_column_sums(layout_, weight_.data<uint8_t>()), b_zero_.data(), row_sums, a_zero, k, n,
+                         out.raw_data(), out.dtype()};
         if (form_.requantized) {
             const Tensor& b_scale = ctx.input(4);
             const double a_scale = ctx.input(1).data<float>()[0], y_scale = ctx.input(6).data<float>()[0];
@@ -256,7 +284,8 @@ private:
         const int32_t *column_sums, *b_zero, *row_sums;
         int32_t a_zero;
         int64_t k, n;
-        Tensor& out;
+        void* out;      // i32 sums, or (QLinearMatMul) the requantized u8/i8
+        DType out_dtype;
         const double* multipliers = nullptr;  // QLinearMatMul: per column
         int32_t y_zero = 0;
         static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
@@ -268,9 +297,9 @@ private:
                     const int64_t zb = s.b_zero[col0 + c];
                     const auto v = static_cast<int32_t>(acc[r * ld + c] - int64_t{s.a_zero} * s.column_sums[col0 + c] -
                                                         zb * row_sum + s.k * s.a_zero * zb);
-                    if (!s.multipliers) s.out.data<int32_t>()[at + c] = v;
-                    else if (s.out.dtype() == DType::u8) s.out.data<uint8_t>()[at + c] = s.requantize<uint8_t>(v, col0 + c);
-                    else s.out.data<int8_t>()[at + c] = s.requantize<int8_t>(v, col0 + c);
+                    if (!s.multipliers) static_cast<int32_t*>(s.out)[at + c] = v;
+                    else if (s.out_dtype == DType::u8) static_cast<uint8_t*>(s.out)[at + c] = s.requantize<uint8_t>(v, col0 + c);
+                    else static_cast<int8_t*>(s.out)[at + c] = s.requantize<int8_t>(v, col0 + c);
                 }
             }
         }
