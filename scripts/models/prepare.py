@@ -974,15 +974,12 @@ def prepare_t5_tokenizer(out):
 TOKENIZERS = {"gpt2-bpe-tokenizer": prepare_gpt2_tokenizer, "t5-unigram-tokenizer": prepare_t5_tokenizer}
 
 
-def prepare_minilm_int8_ort(out):
+def write_ort_reference(source, out):
+    """ONNX Runtime's output of out/model.onnx on MiniLM's test_data_set_0 inputs, written with
+    those inputs to out/test_data_set_0: the reference an ORT-quantized file is checked against."""
     import numpy as np
     import onnxruntime
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    source = CACHE / "all-MiniLM-L6-v2"
-    if not manifest_current(source):
-        prepare("all-MiniLM-L6-v2")
-    quantize_dynamic(str(source / "model.onnx"), str(out / "model.onnx"), weight_type=QuantType.QInt8)
     session = onnxruntime.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
     feeds = {}
     for index, graph_input in enumerate(session.get_inputs()):
@@ -990,6 +987,18 @@ def prepare_minilm_int8_ort(out):
         feeds[graph_input.name] = array
         save_npy(out / "test_data_set_0" / f"input_{index}.npy", array)
     save_npy(out / "test_data_set_0" / "output_0.npy", session.run(None, feeds)[0].astype(np.float32))
+    return session
+
+
+def prepare_minilm_int8_ort(out):
+    import onnxruntime
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    source = CACHE / "all-MiniLM-L6-v2"
+    if not manifest_current(source):
+        prepare("all-MiniLM-L6-v2")
+    quantize_dynamic(str(source / "model.onnx"), str(out / "model.onnx"), weight_type=QuantType.QInt8)
+    session = write_ort_reference(source, out)
     return {
         "source": "all-MiniLM-L6-v2's model.onnx through onnxruntime.quantization.quantize_dynamic "
                   f"(weight_type QInt8), onnxruntime {onnxruntime.__version__}",
@@ -1021,13 +1030,7 @@ def prepare_minilm_qdq_ort(out):
     quantize_static(str(source / "model.onnx"), str(out / "model.onnx"), Corpus(), quant_format=QuantFormat.QDQ,
                     per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
                     op_types_to_quantize=["MatMul"])  # the products; all ops by default ruins the embeddings
-    session = onnxruntime.InferenceSession(str(out / "model.onnx"), providers=["CPUExecutionProvider"])
-    feeds = {}
-    for index, graph_input in enumerate(session.get_inputs()):
-        array = np.load(source / "test_data_set_0" / f"input_{index}.npy")
-        feeds[graph_input.name] = array
-        save_npy(out / "test_data_set_0" / f"input_{index}.npy", array)
-    save_npy(out / "test_data_set_0" / "output_0.npy", session.run(None, feeds)[0].astype(np.float32))
+    session = write_ort_reference(source, out)
     return {
         "source": "all-MiniLM-L6-v2's model.onnx through onnxruntime.quantization.quantize_static (QDQ format, "
                   "MatMul only, u8 activations calibrated by min-max on 64 corpus texts, s8 weights per channel), "

@@ -252,6 +252,37 @@ TEST_CASE("all-MiniLM-L6-v2 in int8 keeps its embeddings and their similarity ra
     }
 }
 
+// An ONNX Runtime-quantized MiniLM (prepare.py: all-MiniLM-L6-v2-int8-ort, -qdq-ort) run on its
+// test_data_set_0 inputs, beside ONNX Runtime's output on them and the weight products that
+// ran as MatMulInteger.
+namespace {
+
+struct OrtQuantizedRun {
+    infer::Batch inputs;
+    infer::Tensor hidden, reference;
+    size_t integer_products = 0;
+    double least_cosine = 1;  // of the sentence embeddings (mean pooled, normalized)
+};
+
+OrtQuantizedRun run_ort_quantized(const std::string& name) {
+    const fs::path folder = e2e::model_cache() / name;
+    const fs::path data = folder / "test_data_set_0";
+    const infer::Graph graph = infer::Graph::load((folder / "model.onnx").string());
+    const infer::Session session(graph);
+    OrtQuantizedRun run;
+    run.integer_products = session.op_histogram()["MatMulInteger"];
+    for (size_t i = 0; i < graph.inputs().size(); ++i)
+        run.inputs.set(graph.inputs()[i].name, infer::load_npy((data / ("input_" + std::to_string(i) + ".npy")).string()));
+    run.hidden = session.run(run.inputs)["last_hidden_state"];
+    run.reference = infer::load_npy((data / "output_0.npy").string());
+    const auto got = e2e::mean_pool_normalized(run.hidden, run.inputs["attention_mask"]);
+    const auto want = e2e::mean_pool_normalized(run.reference, run.inputs["attention_mask"]);
+    for (size_t i = 0; i < got.size(); ++i) run.least_cosine = std::min(run.least_cosine, e2e::cosine(got[i], want[i]));
+    return run;
+}
+
+}  // namespace
+
 // A file quantized by onnxruntime (DynamicQuantizeLinear, MatMulInteger by s8 weights, the
 // rescaling Muls) runs as ONNX Runtime runs it: the integer products are exact on both sides,
 // so what differs is the f32 arithmetic around them and, rarely, an activation that rounds to
@@ -261,25 +292,13 @@ TEST_CASE("all-MiniLM-L6-v2 quantized by onnxruntime matches onnxruntime's outpu
         SUCCEED("the integer ops run on the CPU only so far");
         return;
     }
-    const fs::path folder = e2e::model_cache() / "all-MiniLM-L6-v2-int8-ort";
-    const fs::path data = folder / "test_data_set_0";
-    const infer::Graph graph = infer::Graph::load((folder / "model.onnx").string());
-    const infer::Session session(graph);
-    CHECK(session.op_histogram()["MatMulInteger"] >= 36);  // every weight product
-    infer::Batch inputs;
-    for (size_t i = 0; i < graph.inputs().size(); ++i)
-        inputs.set(graph.inputs()[i].name, infer::load_npy((data / ("input_" + std::to_string(i) + ".npy")).string()));
-    const infer::Tensor hidden = session.run(inputs)["last_hidden_state"];
-    const infer::Tensor reference = infer::load_npy((data / "output_0.npy").string());
-    const auto [error, scale] = max_errors(hidden, reference, inputs["attention_mask"]);
-    const auto got = e2e::mean_pool_normalized(hidden, inputs["attention_mask"]);
-    const auto want = e2e::mean_pool_normalized(reference, inputs["attention_mask"]);
-    double least_cosine = 1;
-    for (size_t i = 0; i < got.size(); ++i) least_cosine = std::min(least_cosine, e2e::cosine(got[i], want[i]));
+    const OrtQuantizedRun run = run_ort_quantized("all-MiniLM-L6-v2-int8-ort");
+    CHECK(run.integer_products >= 36);  // every weight product
+    const auto [error, scale] = max_errors(run.hidden, run.reference, run.inputs["attention_mask"]);
     std::cout << "e2e: all-MiniLM-L6-v2 quantized by onnxruntime, cpu: max |error| " << std::setprecision(3) << error
-              << " (of max " << scale << "), least embedding cosine 1 - " << std::setprecision(2) << 1 - least_cosine << "\n";
+              << " (of max " << scale << "), least embedding cosine 1 - " << std::setprecision(2) << 1 - run.least_cosine << "\n";
     CHECK(error / scale <= 2e-2);
-    CHECK(least_cosine >= 0.9995);
+    CHECK(run.least_cosine >= 0.9995);
 }
 
 // The same model quantized statically in the QDQ format (quantize_static, MatMuls only): infer
@@ -292,31 +311,19 @@ TEST_CASE("all-MiniLM-L6-v2 quantized to QDQ by onnxruntime matches onnxruntime'
         SUCCEED("the integer ops run on the CPU only so far");
         return;
     }
-    const fs::path folder = e2e::model_cache() / "all-MiniLM-L6-v2-qdq-ort";
-    const fs::path data = folder / "test_data_set_0";
-    const infer::Graph graph = infer::Graph::load((folder / "model.onnx").string());
-    const infer::Session session(graph);
-    CHECK(session.op_histogram()["MatMulInteger"] == 36);  // every weight product
-    infer::Batch inputs;
-    for (size_t i = 0; i < graph.inputs().size(); ++i)
-        inputs.set(graph.inputs()[i].name, infer::load_npy((data / ("input_" + std::to_string(i) + ".npy")).string()));
-    const infer::Tensor hidden = session.run(inputs)["last_hidden_state"];
-    const infer::Tensor reference = infer::load_npy((data / "output_0.npy").string());
-    const std::vector<float> got_values = hidden.to_vector<float>(), want_values = reference.to_vector<float>();
-    REQUIRE(got_values.size() == want_values.size());
+    const OrtQuantizedRun run = run_ort_quantized("all-MiniLM-L6-v2-qdq-ort");
+    CHECK(run.integer_products == 36);  // every weight product
+    const std::vector<float> got = run.hidden.to_vector<float>(), want = run.reference.to_vector<float>();
+    REQUIRE(got.size() == want.size());
     double mean_error = 0, scale = 0;
-    for (size_t i = 0; i < got_values.size(); ++i) {
-        mean_error += std::fabs(got_values[i] - want_values[i]) / static_cast<double>(got_values.size());
-        scale = std::max(scale, std::fabs(static_cast<double>(want_values[i])));
+    for (size_t i = 0; i < got.size(); ++i) {
+        mean_error += std::fabs(got[i] - want[i]) / static_cast<double>(got.size());
+        scale = std::max(scale, std::fabs(static_cast<double>(want[i])));
     }
-    const auto got = e2e::mean_pool_normalized(hidden, inputs["attention_mask"]);
-    const auto want = e2e::mean_pool_normalized(reference, inputs["attention_mask"]);
-    double least_cosine = 1;
-    for (size_t i = 0; i < got.size(); ++i) least_cosine = std::min(least_cosine, e2e::cosine(got[i], want[i]));
     std::cout << "e2e: all-MiniLM-L6-v2 QDQ by onnxruntime, cpu: mean |error| " << std::setprecision(3) << mean_error
-              << " (of max " << scale << "), least embedding cosine 1 - " << std::setprecision(2) << 1 - least_cosine << "\n";
+              << " (of max " << scale << "), least embedding cosine 1 - " << std::setprecision(2) << 1 - run.least_cosine << "\n";
     CHECK(mean_error / scale <= 1e-3);
-    CHECK(least_cosine >= 0.99);
+    CHECK(run.least_cosine >= 0.99);
 }
 
 TEST_CASE("prepared architectures match the framework's output", "[architectures]") {

@@ -151,6 +151,13 @@ bool condition_passes_through(const GraphIR& body) {
            constant->second.to_vector<double>()[0] != 0;
 }
 
+// `shape` with `extent` put in front.
+Shape with_axis0(int64_t extent, const Shape& shape) {
+    std::vector<int64_t> dims{extent};
+    dims.insert(dims.end(), shape.begin(), shape.end());
+    return Shape(dims);
+}
+
 // Scan: body(states..., one slice of each scan input...) → (states..., scan output slices...).
 struct ScanTypes {
     std::vector<TensorType> outputs;  // the node's
@@ -164,28 +171,24 @@ ScanTypes scan_types(const InferenceContext& ctx) {
     ScanTypes s;
     s.states = own - scans;
     Typed t = node_inputs(ctx, 0, own, implicit);
-    // Opset 8's form (batch_axis, set on import): every own input has a batch axis first, and
-    // each batch entry is scanned on its own; the body sees one entry.
-    const bool batched = ctx.attrs().get_int("batch_axis", 0) != 0;
-    int64_t batch = -1;
-    if (batched)
-        for (size_t i = 0; i < own; ++i) {
+    // Takes axis 0 off inputs [first, last), which must have it and agree on it; returns it.
+    const auto strip_axis0 = [&](size_t first, size_t last, const std::string& what) {
+        int64_t extent = -1;
+        for (size_t i = first; i < last; ++i) {
             const Shape& full = known_shape(t.inputs[i]);
-            if (full.rank() == 0) ctx.fail("input " + std::to_string(i) + " needs a batch axis (opset 8)");
-            if (batch >= 0 && full[0] != batch) ctx.fail("the inputs differ in batch size");
-            batch = full[0];
+            if (full.rank() == 0) ctx.fail(what + " " + std::to_string(i) + " must have rank >= 1");
+            if (extent >= 0 && full[0] != extent) ctx.fail("the " + what + "s differ in axis 0");
+            extent = full[0];
             t.inputs[i].shape = Shape(std::vector<int64_t>(full.begin() + 1, full.end()));
             t.values[i] = nullptr;
         }
-    int64_t length = -1;
-    for (size_t i = s.states; i < own; ++i) {
-        const Shape& full = known_shape(t.inputs[i]);
-        if (full.rank() == 0) ctx.fail("scan input " + std::to_string(i) + " must have rank >= 1");
-        if (length >= 0 && full[0] != length) ctx.fail("the scan inputs differ in length");
-        length = full[0];
-        t.inputs[i].shape = Shape(std::vector<int64_t>(full.begin() + 1, full.end()));
-        t.values[i] = nullptr;
-    }
+        return extent;
+    };
+    // Opset 8's form (batch_axis, set on import): every own input has a batch axis first, and
+    // each batch entry is scanned on its own; the body sees one entry.
+    const bool batched = ctx.attrs().get_int("batch_axis", 0) != 0;
+    const int64_t batch = batched ? strip_axis0(0, own, "input (opset 8: batch axis)") : -1;
+    const int64_t length = strip_axis0(s.states, own, "scan input");
     for (size_t i = 0; i < s.states; ++i) t.values[i] = nullptr;  // change each iteration
     const std::vector<TensorType> body = output_types(ctx, "body", t);
     if (body.size() != ctx.node().outputs.size() || body.size() < s.states)
@@ -198,15 +201,9 @@ ScanTypes scan_types(const InferenceContext& ctx) {
                 ctx.fail("state " + std::to_string(i) + " changes type in the body");
             out.shape = t.inputs[i].shape;
         } else if (out.shape) {
-            std::vector<int64_t> dims{length};
-            dims.insert(dims.end(), out.shape->begin(), out.shape->end());
-            out.shape = Shape(dims);
+            out.shape = with_axis0(length, *out.shape);
         }
-        if (batched && out.shape) {
-            std::vector<int64_t> dims{batch};
-            dims.insert(dims.end(), out.shape->begin(), out.shape->end());
-            out.shape = Shape(dims);
-        }
+        if (batched && out.shape) out.shape = with_axis0(batch, *out.shape);
         s.outputs.push_back(out);
     }
     return s;

@@ -72,13 +72,18 @@ std::vector<int32_t> widen(const KernelContext& ctx, size_t input, size_t zero_i
     return out;
 }
 
-// Matrices between batch axis i and the matrix axes of an operand whose batch axes are the
-// last `own` of `rank` (the product of its batch extents after axis i).
-int64_t stride_of(const Shape& shape, size_t own, size_t rank, size_t i) {
+// Per batch axis of the broadcast batch, how many matrices of an operand one step along it
+// skips: 0 where the operand has no such axis or an extent of 1 (it is broadcast).
+std::vector<int64_t> batch_steps(const Shape& shape, size_t own, size_t rank) {
+    std::vector<int64_t> steps(rank, 0);
     int64_t stride = 1;
-    for (size_t j = i + 1; j < rank; ++j)
-        if (j + own >= rank) stride *= shape[j + own - rank];
-    return stride;
+    for (size_t i = rank; i-- > 0;) {
+        if (i + own < rank) continue;
+        const int64_t extent = shape[i + own - rank];
+        steps[i] = extent == 1 ? 0 : stride;
+        stride *= extent;
+    }
+    return steps;
 }
 
 // Y[batch] = A[batch] x B[batch] in i32, batches broadcast as MatMul's.
@@ -96,18 +101,18 @@ void integer_matmul(const Shape& sa, const Shape& sb, const int32_t* a, const in
     }
     const int64_t batches = product(batch, 0, rank);
     y.assign(static_cast<size_t>(batches * m * n), 0);
+    const std::vector<int64_t> a_steps = batch_steps(sa, ra, rank), b_steps = batch_steps(sb, rb, rank);
     // One row of one batch matrix per item, in parallel (activation-by-activation products, such
     // as attention's in a QOperator file, come here: 12 heads of 128 rows per layer).
     parallel_for(batches * m, grain_for(k * n), [&](int64_t begin, int64_t end) {
         for (int64_t q = begin; q < end; ++q) {
             const int64_t p = q / m, r = q % m;
-            int64_t oa = 0, ob = 0, rest = p, stride = 1;  // batch offsets, in matrices
+            int64_t oa = 0, ob = 0, rest = p;  // batch offsets, in matrices
             for (size_t i = rank; i-- > 0;) {
                 const int64_t index = rest % batch[i];
                 rest /= batch[i];
-                if (i + ra >= rank) oa += (sa[i + ra - rank] == 1 ? 0 : index) * stride_of(sa, ra, rank, i);
-                if (i + rb >= rank) ob += (sb[i + rb - rank] == 1 ? 0 : index) * stride_of(sb, rb, rank, i);
-                stride *= batch[i];
+                oa += index * a_steps[i];
+                ob += index * b_steps[i];
             }
             const int32_t* pa = a + oa * m * k + r * k;
             const int32_t* pb = b + ob * k * n;
