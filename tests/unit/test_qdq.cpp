@@ -95,3 +95,26 @@ TEST_CASE("QDQ products by an int8 weight run as integer products with the float
     SECTION("u8 weight, per tensor") { check({DType::u8, false, false}); }
     SECTION("a weight that is not a constant stays a float MatMul") { check({DType::i8, true, true}); }
 }
+
+TEST_CASE("a zero point whose shape differs from its scale's is an error naming both", "[qdq][errors]") {
+    GraphBuilder b("bad_zero");
+    const Value x = b.input("x", DType::u8, {4});
+    const Value scale = b.constant(Tensor::from_vector(std::vector<float>{0.5f}, Shape(std::vector<int64_t>{})));
+    const Value zero = b.constant(Tensor::from_vector(std::vector<uint8_t>{1, 2}, Shape{2}));
+    b.output("y", b.op1("DequantizeLinear", {x, scale, zero}));
+    try {
+        b.build();
+        FAIL("the graph was accepted");
+    } catch (const Error& e) {
+        CHECK_THAT(e.what(), Catch::Contains("zero point [2]") && Catch::Contains("scale []"));
+    }
+    // [1] beside [] is one value each: what onnxruntime writes, and accepted.
+    GraphBuilder ok("one_zero");
+    const Value y = ok.input("x", DType::u8, {4});
+    const Value one = ok.constant(Tensor::from_vector(std::vector<float>{0.5f}, Shape{1}));
+    const Value z = ok.constant(Tensor::from_vector(std::vector<uint8_t>{2}, Shape(std::vector<int64_t>{})));
+    ok.output("y", ok.op1("DequantizeLinear", {y, one, z}));
+    Session session(ok.build());
+    const std::vector<uint8_t> q{0, 2, 4, 255};
+    CHECK(session.run({{"x", Tensor::from_vector(q, {4})}})["y"].to_vector<float>() == std::vector<float>{-1, 0, 1, 126.5f});
+}

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <limits>
 #include <thread>
 
@@ -283,4 +284,28 @@ TEST_CASE("sessions with different thread counts coexist and run at once", "[ses
     a.join();
     c.join();
     CHECK(wrong.load() == 0);
+}
+
+TEST_CASE("Dropout in training mode refuses a ratio outside [0, 1) and the session runs after", "[session][errors]") {
+    GraphBuilder b("dropout");
+    const Value x = b.input("x", DType::f32, {3, 4});
+    const Value ratio = b.input("ratio", DType::f32, {});
+    Tensor on = Tensor::empty(DType::boolean, Shape(std::vector<int64_t>{}));
+    *static_cast<uint8_t*>(on.raw_data()) = 1;
+    b.output("y", b.op("Dropout", {x, ratio, b.constant(on)}, {{"seed", int64_t{7}}}, 1)[0]);
+    const Session session(b.build());
+    const Tensor input = Tensor::from_vector(std::vector<float>(12, 1.0f), {3, 4});
+    const auto with_ratio = [&](float r) {
+        return session.run({{"x", input}, {"ratio", Tensor::from_vector(std::vector<float>{r}, Shape(std::vector<int64_t>{}))}});
+    };
+    try {
+        with_ratio(1.0f);
+        FAIL("ratio 1 was accepted");
+    } catch (const InvalidArgument& e) {
+        CHECK_THAT(e.what(), Catch::Contains("ratio must be in [0, 1)"));
+    }
+    // Kept elements are scaled by 1 / (1 - ratio), dropped ones are 0; the same seed, the same drops.
+    const std::vector<float> y = with_ratio(0.5f)["y"].to_vector<float>();
+    CHECK(std::all_of(y.begin(), y.end(), [](float v) { return v == 0.0f || v == 2.0f; }));
+    CHECK(with_ratio(0.5f)["y"].to_vector<float>() == y);
 }
