@@ -18,7 +18,14 @@ std::vector<Case> fused_cases() {
                                                  // Few rows by a weight past the caches: the CPU's
                                                  // streamed paths (f32, and 16-bit weights).
                                                  {{2, 3, 523}, 1030, true, "Gelu"},
-                                                 {{1, 523}, 1030, false, "Relu"}}) {
+                                                 {{1, 523}, 1030, false, "Relu"},
+                                                 // GPT-2's tanh GELU; few rows by a weight whose
+                                                 // rows are whole 16-byte vectors (CUDA's skinny
+                                                 // kernel, 1, 3 and 8 rows)
+                                                 {{1, 1, 96}, 64, true, "GeluTanh"},
+                                                 {{3, 128}, 256, true, "GeluTanh"},
+                                                 {{2, 4, 200}, 72, true, "Relu"},
+                                                 {{8, 64}, 40, false, ""}}) {
         const int64_t k = s.a[s.a.rank() - 1];
         std::vector<InputSpec> inputs{x("A", s.a), x("B", {k, s.n})};
         if (s.bias) inputs.push_back(x("Bias", {s.n}));
@@ -31,6 +38,7 @@ std::vector<Case> fused_cases() {
                        if (s.bias) y = ref::binary(y, v[2], [](double a, double b) { return a + b; });
                        if (s.activation == "Relu") y = ref::unary(y, [](double t) { return t > 0 ? t : 0.0; });
                        if (s.activation == "Gelu") y = ref::unary(y, [](double t) { return ref::gelu(t, false); });
+                       if (s.activation == "GeluTanh") y = ref::unary(y, [](double t) { return ref::gelu(t, true); });
                        return std::vector{y};
                    }};
         fused.accumulates = true;
@@ -108,6 +116,7 @@ std::vector<Case> fused_cases() {
                            if (s.bias) y = ref::binary(y, v[2], [](double a, double b) { return a + b; });
                            if (s.activation == "Relu") y = ref::unary(y, [](double t) { return t > 0 ? t : 0.0; });
                            if (s.activation == "Gelu") y = ref::unary(y, [](double t) { return ref::gelu(t, false); });
+                       if (s.activation == "GeluTanh") y = ref::unary(y, [](double t) { return ref::gelu(t, true); });
                            return std::vector{y};
                        }};
         quantized.dtypes = {DType::f32};

@@ -227,7 +227,9 @@ std::vector<Case> math_arithmetic_cases() {
                                {{1, 1000}, {1000, 64}},
                                // Few rows by a weight past the caches: the CPU's gemv (1 row) and
                                // streamed (up to 8 rows, k not a multiple of 4) paths.
-                               {{1, 523}, {523, 1030}}, {{5, 523}, {523, 1030}}, {{2, 3, 523}, {523, 1030}}})
+                               {{1, 523}, {523, 1030}}, {{5, 523}, {523, 1030}}, {{2, 3, 523}, {523, 1030}},
+                               // Whole 16-byte rows of B: CUDA's skinny kernel with vector loads.
+                               {{3, 128}, {128, 256}}, {{2, 4, 40}, {40, 24}}})
         c.push_back(accumulating({"MatMul", a.to_string() + " " + b.to_string(), {x("A", a), x("B", b)}, node("MatMul"),
                                   [](const auto& v, DType) { return std::vector{ref::matmul(v[0], v[1])}; }}));
 
@@ -247,7 +249,12 @@ std::vector<Case> math_arithmetic_cases() {
                                                {17, 33, 24, true, true, 1.5f, 1, Shape{24}},
                                                {64, 48, 40, true, false, 0.5f, 1, Shape{1, 40}},
                                                {1, 17, 33, false, true, -2.0f, 1, Shape{33}},
-                                               {6, 5, 1, false, true, 1, 1, Shape{1}}}) {
+                                               {6, 5, 1, false, true, 1, 1, Shape{1}},
+                                               // few rows by B [n, k] with k whole 16-byte
+                                               // vectors: CUDA's skinny kernel along k
+                                               {2, 64, 40, false, true, 1, 1, Shape{40}},
+                                               {5, 256, 24, false, true, 0.5f, 0, std::nullopt},
+                                               {1, 768, 33, false, true, 1, 1, Shape{33}}}) {
         const Shape sa = g.ta ? Shape{g.k, g.m} : Shape{g.m, g.k}, sb = g.tb ? Shape{g.n, g.k} : Shape{g.k, g.n};
         std::vector<InputSpec> inputs{x("A", sa), x("B", sb)};
         if (g.c) inputs.push_back(x("C", *g.c));

@@ -1,15 +1,18 @@
 // The fused family (core/ops/table_fused.cpp) on the GPU, so that fused graphs keep every node
-// there. FusedMatMul: cuBLASLt's bias (+ReLU) epilogue, else a cuBLAS product and one kernel for
-// bias and activation. AddLayerNormalization: the sum and the normalization in one kernel.
+// there. FusedMatMul: a few rows through skinny_gemm.hpp's kernel (bias and any activation in
+// it), else cuBLASLt's bias (+ReLU) epilogue, else a cuBLAS product and one kernel for bias and
+// activation. AddLayerNormalization: the sum and the normalization in one kernel.
 // Attention: f16 and bf16 with the common head sizes through the fused kernel of
 // flash_attention.cu; otherwise (f32, other head sizes) per-head strided-batched products
 // through cuBLAS with one bias + softmax kernel in between, in f32 inside.
+#include "backends/cuda/activation.cuh"
 #include "backends/cuda/block_reduce.cuh"
 #include "backends/cuda/copy.hpp"
 #include "backends/cuda/device_types.cuh"
 #include "backends/cuda/flash_attention.hpp"
 #include "backends/cuda/gemm.hpp"
 #include "backends/cuda/gemm_lt.hpp"
+#include "backends/cuda/skinny_gemm.hpp"
 
 #include <algorithm>
 
@@ -17,17 +20,21 @@ namespace infer::cuda {
 
 namespace {
 
-enum class Activation : int { none, relu, gelu };
-
 template <class T>
 __global__ void bias_activation_kernel(T* y, const T* bias, int64_t rows, int64_t cols, Activation activation) {
     INFER_GRID_STRIDE(i, rows * cols) {
         float v = load_float(y[i]);
         if (bias) v += load_float(bias[i % cols]);
-        if (activation == Activation::relu) v = fmaxf(v, 0.0f);
-        if (activation == Activation::gelu) v = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-        y[i] = store<T>(static_cast<Compute<T>>(v));
+        y[i] = store<T>(static_cast<Compute<T>>(activate(v, activation)));
     }
+}
+
+Activation activation_named(const Launch& l, const std::string& name) {
+    if (name.empty()) return Activation::none;
+    if (name == "Relu") return Activation::relu;
+    if (name == "Gelu") return Activation::gelu;
+    if (name == "GeluTanh") return Activation::gelu_tanh;
+    l.unsupported("activation '" + name + "'");
 }
 
 void run_fused_matmul(const Launch& l) {
@@ -38,15 +45,17 @@ void run_fused_matmul(const Launch& l) {
     const Tensor& y = l.ctx.output(0);
     if (y.numel() == 0) return;
     const int64_t rows = y.numel() / n;
-    const std::string name = l.ctx.attrs().get_string("activation", "");
-    const Activation activation = name == "Relu" ? Activation::relu : name == "Gelu" ? Activation::gelu : Activation::none;
+    const Activation activation = activation_named(l, l.ctx.attrs().get_string("activation", ""));
     const bool has_bias = l.ctx.has_input(2);
     if (k == 0) {
         INFER_CUDA_CHECK(cudaMemsetAsync(l.out(0), 0, y.nbytes(), l.handle()), l.where());
     } else {
+        if (skinny_gemm(l, {a.dtype(), l.in(0), k, l.in(1), n, false, has_bias ? l.in(2) : nullptr, l.out(0), n, rows, n, k,
+                            1.0f, activation}))
+            return;
         const GemmOperand a_operand{l.in(0), k, 0, false};
         const GemmOperand b_operand{l.in(1), n, 0, false};
-        if (has_bias && activation != Activation::gelu &&
+        if (has_bias && (activation == Activation::none || activation == Activation::relu) &&
             gemm_bias_epilogue(l, a.dtype(), rows, n, k, 1.0f, a_operand, b_operand, l.in(2), l.out(0),
                                activation == Activation::relu ? GemmEpilogue::bias_relu : GemmEpilogue::bias))
             return;

@@ -8,6 +8,10 @@
 
 namespace infer::cuda {
 
+// What a product's epilogue applies after the bias: nothing, ReLU, the exact (erf) GELU, or the
+// tanh approximation (GPT-2's gelu_new); activation.cuh computes them.
+enum class Activation : int { none, relu, gelu, gelu_tanh };
+
 // One operand of a batch of row-major matrices: `ld` is the stored row width, `stride` the
 // element distance between consecutive matrices of the batch (0: the same matrix for all).
 struct GemmOperand {

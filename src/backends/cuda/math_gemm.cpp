@@ -4,6 +4,7 @@
 
 #include "backends/cuda/copy.hpp"
 #include "backends/cuda/gemm_lt.hpp"
+#include "backends/cuda/skinny_gemm.hpp"
 
 #include <infer/shape.hpp>
 
@@ -180,10 +181,14 @@ void run_gemm(const Launch& l) {
     if (l.ctx.has_input(2) && beta != 0.0f) {
         const Tensor& bias = l.ctx.input(2);
         if (bias.dtype() != a.dtype()) l.unsupported("C " + bias.describe());
-        // The common case, a linear layer's bias: one cuBLASLt call with the bias epilogue.
-        if (beta == 1.0f && k > 0 && is_bias_row(bias, n) &&
-            gemm_bias_epilogue(l, a.dtype(), m, n, k, alpha, a_operand, b_operand, l.in(2), y))
-            return;
+        // The common case, a linear layer's bias: one kernel for product and bias (ours for a
+        // few rows, else cuBLASLt's bias epilogue).
+        if (beta == 1.0f && k > 0 && is_bias_row(bias, n)) {
+            if (!trans_a && skinny_gemm(l, {a.dtype(), l.in(0), k, l.in(1), b.shape()[1], trans_b, l.in(2), y, n, m, n, k,
+                                            alpha, Activation::none}))
+                return;
+            if (gemm_bias_epilogue(l, a.dtype(), m, n, k, alpha, a_operand, b_operand, l.in(2), y)) return;
+        }
         // C broadcast into Y first; the product then accumulates onto it with beta.
         launch_strided_copy(l, dtype_size(a.dtype()), y, out.contiguous_strides(), l.in(2),
                             broadcast_strides(bias.shape(), out), out.dims());
@@ -206,6 +211,9 @@ void run_gemm(const Launch& l) {
 void gemm_row_major(const Launch& l, DType type, int64_t m, int64_t n, int64_t k, float alpha,
                     const GemmOperand& a, const GemmOperand& b, float beta, void* c, int64_t ldc,
                     int64_t stride_c, int64_t batch) {
+    if (batch == 1 && beta == 0.0f && !a.transposed &&
+        skinny_gemm(l, {type, a.data, a.ld, b.data, b.ld, b.transposed, nullptr, c, ldc, m, n, k, alpha, Activation::none}))
+        return;
     const cudaDataType_t t = blas_data_type(l, type);
     // f32 accumulation for every storage type; alpha and beta are then f32 too.
     INFER_CUBLAS_CHECK(

@@ -8,7 +8,7 @@ namespace infer::detail {
 
 namespace {
 
-// FusedMatMul(A[..., K], B[K, N], bias[N]?), activation "" | "Relu" | "Gelu":
+// FusedMatMul(A[..., K], B[K, N], bias[N]?), activation "" | "Relu" | "Gelu" (erf) | "GeluTanh":
 // activation(A·B + bias). B is a weight (2-D); the bias, when present, is a row of N.
 std::vector<Shape> shape_fused_matmul(const InferenceContext& ctx) {
     check_same_dtypes(ctx, 0);
@@ -17,8 +17,8 @@ std::vector<Shape> shape_fused_matmul(const InferenceContext& ctx) {
     if (ctx.has_input(2) && (ctx.shape(2).rank() != 1 || (ctx.shape(2)[0] != b[1] && b[1] != kDynamic)))
         ctx.fail("the bias must be a row of " + std::to_string(b[1]) + ", got " + ctx.shape(2).to_string());
     const std::string activation = ctx.attrs().get_string("activation", "");
-    if (activation != "" && activation != "Relu" && activation != "Gelu")
-        ctx.fail("activation must be empty, Relu or Gelu, got '" + activation + "'");
+    if (activation != "" && activation != "Relu" && activation != "Gelu" && activation != "GeluTanh")
+        ctx.fail("activation must be empty, Relu, Gelu or GeluTanh, got '" + activation + "'");
     return shape_matmul(ctx);
 }
 

@@ -30,13 +30,18 @@ void fuse_matmul_epilogue(Rewriter& rewriter, const PassContext& context) {
             }
         }
         Attributes attributes;
-        for (const auto& [op, name] : {std::pair{gelu, "Gelu"}, std::pair{relu, "Relu"}})
+        for (const OpId op : {gelu, relu})
             if (const int act = p.sole_reader(result, op); act >= 0) {
-                // FusedMatMul's Gelu is the exact (erf) one: GPT-2's tanh approximation stays a
-                // Gelu node of its own rather than silently becoming another function.
-                if (op == gelu && p.node(act).attributes.get_string("approximate", "none") != "none") break;
+                // Gelu is the exact (erf) one or, with approximate = tanh, GPT-2's; any other
+                // approximation stays a node of its own (and is refused there).
+                std::string name = "Relu";
+                if (op == gelu) {
+                    const std::string approximate = p.node(act).attributes.get_string("approximate", "none");
+                    if (approximate != "none" && approximate != "tanh") break;
+                    name = approximate == "tanh" ? "GeluTanh" : "Gelu";
+                }
                 nodes.push_back(act);
-                attributes.set("activation", std::string(name));
+                attributes.set("activation", name);
                 result = p.node(act).outputs[0];
                 break;
             }

@@ -23,7 +23,7 @@ namespace {
 // The bias and activation of FusedMatMul, in one pass over the product's rows y [rows, n].
 void fused_matmul_epilogue(const KernelContext& ctx, const float* bias, float* y, int64_t rows, int64_t n) {
     const std::string activation = ctx.attrs().get_string("activation", "");
-    const bool relu = activation == "Relu", gelu = activation == "Gelu";
+    const bool relu = activation == "Relu", gelu = activation == "Gelu", gelu_tanh = activation == "GeluTanh";
     parallel_for(rows, grain_for(n), [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
             float* row = y + r * n;
@@ -33,6 +33,7 @@ void fused_matmul_epilogue(const KernelContext& ctx, const float* bias, float* y
                 row[j] = v;
             }
             if (gelu) gelu_in_place(row, n);
+            if (gelu_tanh) gelu_tanh_in_place(row, n);
         }
     });
 }

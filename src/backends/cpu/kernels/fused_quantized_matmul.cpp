@@ -28,7 +28,7 @@ namespace infer::cpu {
 
 namespace {
 
-enum class Activation { none, relu, gelu };
+enum class Activation { none, relu, gelu, gelu_tanh };
 
 // Quantizes W [K, N] (f32) per column and packs it; the column scales follow the packed bytes.
 Tensor quantize_weight(const Int8WeightLayout& layout, const Tensor& w) {
@@ -100,6 +100,7 @@ struct Dequantize {
             else
                 dequantize_row(acc + r * ld, zero, d.column_sums + col0, scale, d.column_scales + col0, bias, relu, out, 0, cols);
             if (d.activation == Activation::gelu) gelu_in_place(out, cols);
+            if (d.activation == Activation::gelu_tanh) gelu_tanh_in_place(out, cols);
         }
     }
 };
@@ -118,7 +119,10 @@ public:
         if (node.attributes->has("a_low") && node.attributes->has("a_high"))
             range_ = {node.attributes->get_float("a_low", 0.0f), node.attributes->get_float("a_high", 0.0f)};
         const std::string activation = node.attributes->get_string("activation", "");
-        activation_ = activation == "Relu" ? Activation::relu : activation == "Gelu" ? Activation::gelu : Activation::none;
+        activation_ = activation == "Relu"       ? Activation::relu
+                      : activation == "Gelu"     ? Activation::gelu
+                      : activation == "GeluTanh" ? Activation::gelu_tanh
+                                                 : Activation::none;
         if (c.constant(1)) {
             const Int8WeightLayout layout = layout_;
             weight_ = c.prepacked(1, "int8/" + std::string(int8_kernel_name(layout.kernel)),

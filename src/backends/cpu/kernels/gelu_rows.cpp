@@ -50,4 +50,9 @@ void gelu_in_place(float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * float(M_SQRT1_2)));
 }
 
+void gelu_tanh_in_place(float* x, int64_t n) {
+    const float k = std::sqrt(2.0f / float(M_PI));
+    for (int64_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::tanh(k * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+}
+
 }  // namespace infer::cpu

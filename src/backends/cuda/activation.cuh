@@ -1,0 +1,20 @@
+#pragma once
+// The product epilogues' activations (gemm.hpp's Activation) on one f32 value, the same formulas
+// as the Gelu and Relu kernels (math_elementwise.cu).
+#include "backends/cuda/gemm.hpp"
+
+namespace infer::cuda {
+
+__device__ __forceinline__ float activate(float v, Activation activation) {
+    switch (activation) {
+        case Activation::relu: return fmaxf(v, 0.0f);
+        case Activation::gelu: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+        case Activation::gelu_tanh: {
+            const float inner = 0.79788456080286535588f * (v + 0.044715f * v * v * v);
+            return 0.5f * v * (1.0f + tanhf(inner));
+        }
+        default: return v;
+    }
+}
+
+}  // namespace infer::cuda
