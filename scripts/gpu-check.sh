@@ -63,6 +63,9 @@ lib=$prefix/usr/lib/x86_64-linux-gnu
 export CMAKE_PREFIX_PATH=$prefix/usr:$prefix/usr/share/eigen3/cmake:$lib/cmake
 export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=/usr/local/cuda/bin:$PATH
+# The few-row product kernel (src/backends/cuda/skinny_gemm.hpp) is off by default until it has
+# passed these checks on a GPU; they run with it on.
+export INFER_CUDA_SKINNY=${INFER_CUDA_SKINNY:-1}
 
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv

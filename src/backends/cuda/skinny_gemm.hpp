@@ -29,8 +29,13 @@ struct SkinnyProduct {
     Activation activation;
 };
 
+// Off unless the environment sets INFER_CUDA_SKINNY=1: the kernel was written in a session
+// without a GPU and has not yet run against the op tests on one (scripts/gpu-check.sh turns it
+// on, so the next GPU check tests it); until then cuBLAS keeps every product.
+bool skinny_gemm_enabled();
+
 // Runs the product and returns true, or returns false having enqueued nothing when it is not one
-// the kernel covers (more than kSkinnyRows rows, an empty k, sizes past 32-bit indexing); the
+// the kernel covers or it is off (more than kSkinnyRows rows, an empty k, sizes past 32-bit indexing); the
 // caller then takes the cuBLAS path.
 bool skinny_gemm(const Launch& launch, const SkinnyProduct& product);
 
