@@ -105,6 +105,14 @@ void add_quantize(std::vector<Case>& c) {
     c.push_back({"QuantizeLinear", "[2,3,4] axis -2 i8", {x("X", {2, 3, 4}, 3.0), positive("S", {3}, 0.02), integers("Z", {3}, -20, 20, DType::i8)},
                  node("QuantizeLinear", {{"axis", int64_t{-2}}}),
                  [](const auto& v, DType) { return std::vector{ref::quantize(v[0], v[1], v[2], -2, -128, 127)}; }});
+    // Runs of 32 and more: the AVX2 path's 32-element steps and their tails, saturating both ways.
+    c.push_back({"QuantizeLinear", "[3,70] per tensor u8", {x("X", {3, 70}, 4.0), positive("S", {}, 0.02), integers("Z", {}, 0, 255, DType::u8)},
+                 node("QuantizeLinear"), [](const auto& v, DType) { return std::vector{ref::quantize(v[0], v[1], v[2], 1, 0, 255)}; }});
+    c.push_back({"QuantizeLinear", "[3,70] per tensor i8", {x("X", {3, 70}, 4.0), positive("S", {}, 0.02), integers("Z", {}, -20, 20, DType::i8)},
+                 node("QuantizeLinear"), [](const auto& v, DType) { return std::vector{ref::quantize(v[0], v[1], v[2], 1, -128, 127)}; }});
+    c.push_back({"QuantizeLinear", "[2,3,40] axis 1 i8", {x("X", {2, 3, 40}, 3.0), positive("S", {3}, 0.02), integers("Z", {3}, -20, 20, DType::i8)},
+                 node("QuantizeLinear", {{"axis", int64_t{1}}}),
+                 [](const auto& v, DType) { return std::vector{ref::quantize(v[0], v[1], v[2], 1, -128, 127)}; }});
     c.push_back({"DequantizeLinear", "[4,5] u8 per tensor", {integers("X", {4, 5}, 0, 255, DType::u8), positive("S", {}), integers("Z", {}, 0, 255, DType::u8)},
                  node("DequantizeLinear"), [](const auto& v, DType) { return std::vector{ref::dequantize(v[0], v[1], v[2], 1)}; }});
     c.push_back({"DequantizeLinear", "[2,3,4] i8 axis 1", {integers("X", {2, 3, 4}, -128, 127, DType::i8), positive("S", {3}), integers("Z", {3}, -9, 9, DType::i8)},
@@ -134,6 +142,40 @@ void add_integer_products(std::vector<Case>& c) {
                 }};
         mi.dtypes = {s.type};
         c.push_back(mi);
+    }
+    // MatMulIntegerToFloat: the QDQ product's integer sums, times a scale per tensor or per
+    // column, plus the bias; k and n past the packed kernel's panels, and a 3-D A.
+    struct ToFloatSpec { Shape a; int64_t n; DType a_type, b_type; bool per_column, bias; };
+    for (const auto& s : std::vector<ToFloatSpec>{{{4, 3}, 5, DType::u8, DType::u8, false, false},
+                                                  {{2, 3, 70}, 40, DType::u8, DType::i8, true, true},
+                                                  {{5, 33}, 17, DType::i8, DType::i8, true, true}}) {
+        const int64_t k = s.a[s.a.rank() - 1];
+        const auto lo = [](DType t) { return t == DType::u8 ? 0 : -128; };
+        const auto hi = [](DType t) { return t == DType::u8 ? 255 : 127; };
+        const Shape columns = s.per_column ? Shape{s.n} : Shape(std::vector<int64_t>{});
+        std::vector<InputSpec> inputs{integers("A", s.a, lo(s.a_type), hi(s.a_type), s.a_type),
+                                      integers("B", {k, s.n}, lo(s.b_type), hi(s.b_type), s.b_type),
+                                      typed(positive("S", columns, 0.01), DType::f32),
+                                      integers("AZ", {}, lo(s.a_type) / 2, hi(s.a_type) / 2, s.a_type),
+                                      integers("BZ", columns, lo(s.b_type) / 2, hi(s.b_type) / 2, s.b_type)};
+        if (s.bias) inputs.push_back(typed(x("Bias", {s.n}), DType::f32));
+        Case tf{"MatMulIntegerToFloat",
+                s.a.to_string() + " n " + std::to_string(s.n) + " " + std::string(infer::dtype_name(s.a_type)) + " by " +
+                    std::string(infer::dtype_name(s.b_type)) + (s.per_column ? " per column" : " per tensor") +
+                    (s.bias ? " bias" : ""),
+                inputs, node("MatMulIntegerToFloat"), [=](const auto& v, DType) {
+                    const int64_t n = s.n;
+                    RefTensor b = v[1];  // less B's zero point, per column or per tensor
+                    for (size_t i = 0; i < b.data.size(); ++i) b.data[i] -= v[4].data[s.per_column ? i % static_cast<size_t>(n) : 0];
+                    RefTensor y = ref::matmul_integer(v[0], b, zero_of(v[3]), 0.0);
+                    for (size_t i = 0; i < y.data.size(); ++i) {
+                        const size_t column = i % static_cast<size_t>(n);
+                        y.data[i] = y.data[i] * v[2].data[s.per_column ? column : 0] + (s.bias ? v[5].data[column] : 0.0);
+                    }
+                    return std::vector{y};
+                }};
+        tf.dtypes = {s.a_type};
+        c.push_back(tf);
     }
     for (const auto& [a, b] : {std::pair<Shape, Shape>{{2, 4}, {4, 3}}, {{2, 2, 5}, {2, 5, 3}}}) {
         Case q{"QLinearMatMul", a.to_string() + " " + b.to_string(),

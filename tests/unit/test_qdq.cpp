@@ -1,7 +1,8 @@
 // The QDQ format (onnxruntime.quantization.quantize_static's default): MatMul of
-// DequantizeLinear(QuantizeLinear(x)) by DequantizeLinear of a constant int8 weight runs as
-// MatMulInteger (the packed int8 kernel on the CPU), Cast and Mul, and gives what the float
-// reading of the same graph gives, to float rounding; forms it does not take stay as written.
+// DequantizeLinear(QuantizeLinear(x)) by DequantizeLinear of a constant int8 weight, and the
+// bias Add after it, run as one MatMulIntegerToFloat (the packed int8 kernel on the CPU, the
+// dequantization and bias in its epilogue), and give what the float reading of the same graph
+// gives, to float rounding; forms it does not take stay as written.
 #include <infer/infer.hpp>
 
 #include <catch2/catch.hpp>
@@ -62,7 +63,9 @@ void check(const QdqCase& c) {
     const Value w_q = c.weight_input ? b.input("w", c.weight_dtype, {k, n}) : b.constant(wq);
     const Value w = b.op1("DequantizeLinear", {w_q, b.constant(Tensor::from_vector(sw, scale_shape)), b.constant(zw)},
                           {{"axis", int64_t{1}}});
-    b.output("y", b.matmul(a, w));
+    std::vector<float> bias(n);
+    for (size_t j = 0; j < bias.size(); ++j) bias[j] = 0.25f * static_cast<float>(j) - 2.0f;
+    b.output("y", b.add(b.matmul(a, w), b.constant(Tensor::from_vector(bias, {n}))));
     Session session(b.build());
     Batch inputs{{"x", x}};
     if (c.weight_input) inputs.set("w", wq);
@@ -73,7 +76,7 @@ void check(const QdqCase& c) {
     for (int64_t r = 0; r < 6; ++r)
         for (int64_t col = 0; col < n; ++col) {
             const size_t p = c.per_column ? static_cast<size_t>(col) : 0;
-            double want = 0, size = 0;
+            double want = bias[static_cast<size_t>(col)], size = std::fabs(want);
             for (int64_t j = 0; j < k; ++j) {
                 const double q = std::clamp(std::nearbyint(double(xs[r * k + j]) / sa) + za, 0.0, 255.0);
                 const double term = (q - za) * sa * (wqs[j * n + col] - zws[p]) * sw[p];
@@ -84,8 +87,9 @@ void check(const QdqCase& c) {
         }
     CHECK(worst < 1e-5);
     const PlacementReport report = session.placement();
-    CHECK(count_op(report, "MatMulInteger") == (c.weight_input ? 0u : 1u));
+    CHECK(count_op(report, "MatMulIntegerToFloat") == (c.weight_input ? 0u : 1u));
     CHECK(count_op(report, "MatMul") == (c.weight_input ? 1u : 0u));
+    CHECK(count_op(report, "Add") == (c.weight_input ? 1u : 0u));  // the bias, taken into the product
 }
 
 }  // namespace

@@ -16,30 +16,6 @@ namespace {
 
 int64_t floor_half(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
 
-// Broadcast batch dims and [M, K] x [K, N] for inputs a and b, as MatMul.
-Shape matmul_of(const InferenceContext& ctx, size_t ia, size_t ib) {
-    Shape a = ctx.shape(ia), b = ctx.shape(ib);
-    if (a.rank() == 0 || b.rank() == 0) ctx.fail("matrix inputs must have rank >= 1");
-    const bool a_vector = a.rank() == 1, b_vector = b.rank() == 1;
-    if (a_vector) a = Shape({1, a[0]});
-    if (b_vector) b = Shape({b[0], 1});
-    const int64_t ka = a[a.rank() - 1], kb = b[b.rank() - 2];
-    if (ka != kDynamic && kb != kDynamic && ka != kb)
-        ctx.fail("inner dimensions differ: " + ctx.shape(ia).to_string() + " x " +
-                 ctx.shape(ib).to_string());
-    Shape batch;
-    try {
-        batch = Shape::broadcast(Shape(std::vector<int64_t>(a.dims().begin(), a.dims().end() - 2)),
-                                 Shape(std::vector<int64_t>(b.dims().begin(), b.dims().end() - 2)));
-    } catch (const InvalidArgument& e) {
-        ctx.fail(e.what());
-    }
-    std::vector<int64_t> dims = batch.dims();
-    if (!a_vector) dims.push_back(a[a.rank() - 2]);
-    if (!b_vector) dims.push_back(b[b.rank() - 1]);
-    return Shape(dims);
-}
-
 // Conv-like output [N, out_channels, spatial...] of input x and weights w.
 Shape conv_of(const InferenceContext& ctx, size_t ix, size_t iw) {
     const Shape& x = ctx.shape(ix);
@@ -66,6 +42,29 @@ Shape conv_of(const InferenceContext& ctx, size_t ix, size_t iw) {
 }
 
 }  // namespace
+
+Shape matmul_of(const InferenceContext& ctx, size_t ia, size_t ib) {
+    Shape a = ctx.shape(ia), b = ctx.shape(ib);
+    if (a.rank() == 0 || b.rank() == 0) ctx.fail("matrix inputs must have rank >= 1");
+    const bool a_vector = a.rank() == 1, b_vector = b.rank() == 1;
+    if (a_vector) a = Shape({1, a[0]});
+    if (b_vector) b = Shape({b[0], 1});
+    const int64_t ka = a[a.rank() - 1], kb = b[b.rank() - 2];
+    if (ka != kDynamic && kb != kDynamic && ka != kb)
+        ctx.fail("inner dimensions differ: " + ctx.shape(ia).to_string() + " x " +
+                 ctx.shape(ib).to_string());
+    Shape batch;
+    try {
+        batch = Shape::broadcast(Shape(std::vector<int64_t>(a.dims().begin(), a.dims().end() - 2)),
+                                 Shape(std::vector<int64_t>(b.dims().begin(), b.dims().end() - 2)));
+    } catch (const InvalidArgument& e) {
+        ctx.fail(e.what());
+    }
+    std::vector<int64_t> dims = batch.dims();
+    if (!a_vector) dims.push_back(a[a.rank() - 2]);
+    if (!b_vector) dims.push_back(b[b.rank() - 1]);
+    return Shape(dims);
+}
 
 DType dtype_of_output_datatype(const InferenceContext& ctx, size_t) {
     return dtype_from_onnx(ctx.attrs().get_int("output_datatype", 1));

@@ -25,6 +25,9 @@ std::vector<Shape> shape_max_unpool(const InferenceContext& ctx);
 std::vector<Shape> shape_roi_align(const InferenceContext& ctx);  // [regions, C, output_height, output_width]
 
 // shapes_neural.cpp
+// Broadcast batch dims and [M, K] x [K, N] of inputs a and b, as MatMul's, whatever their dtypes
+// (the integer products).
+Shape matmul_of(const InferenceContext& ctx, size_t a, size_t b);
 // losses
 std::vector<Shape> shape_nll_loss(const InferenceContext& ctx);
 // convolutions

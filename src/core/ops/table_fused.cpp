@@ -3,6 +3,7 @@
 // every one has a CPU kernel, so any backend can run a fused graph. Shape functions live here.
 #include "core/ops/op_schema.hpp"
 #include "core/ops/shapes_math.hpp"
+#include "core/ops/shapes_neural.hpp"
 
 namespace infer::detail {
 
@@ -21,6 +22,40 @@ std::vector<Shape> shape_fused_matmul(const InferenceContext& ctx) {
         ctx.fail("activation must be empty, Relu, Gelu or GeluTanh, got '" + activation + "'");
     return shape_matmul(ctx);
 }
+
+// MatMulIntegerToFloat(A[..., K] u8/i8, B[K, N] u8/i8, scale [] or [N] f32, A's zero point?,
+// B's zero point? ([] or [N]), bias[N] f32?, Y's scale? ([] f32), Y's zero point? ([] u8/i8)):
+// P = scale ⊙ Σ_k (A - za)(B - zb) in f32; with Y's scale, P goes through QuantizeLinear and
+// DequantizeLinear with it (rounded to Y's 8-bit grid, as a QDQ file writes the product's
+// output); then + bias. What a QDQ product by an int8 weight computes
+// (passes/integer_qdq_products.cpp), all of it in the product's epilogue.
+std::vector<Shape> shape_matmul_integer_to_float(const InferenceContext& ctx) {
+    const auto integer8 = [](DType t) { return t == DType::u8 || t == DType::i8; };
+    if (!integer8(ctx.dtype(0)) || !integer8(ctx.dtype(1))) ctx.fail("A and B must be u8 or i8");
+    const Shape& b = ctx.shape(1);
+    if (b.rank() != 2) ctx.fail("B must be 2-D, got " + b.to_string());
+    const auto row_or_one = [&](size_t i, const char* what) {
+        if (!ctx.has_input(i)) return;
+        const Shape& s = ctx.shape(i);
+        if (s.numel() != 1 && (s.rank() != 1 || (s[0] != b[1] && b[1] != kDynamic)))
+            ctx.fail(std::string(what) + " must be one value or a row of " + std::to_string(b[1]) + ", got " + s.to_string());
+    };
+    row_or_one(2, "the scale");
+    if (ctx.dtype(2) != DType::f32) ctx.fail("the scale must be f32");
+    if (ctx.has_input(3) && (ctx.shape(3).numel() != 1 || ctx.dtype(3) != ctx.dtype(0)))
+        ctx.fail("A's zero point must be one value of A's dtype");
+    row_or_one(4, "B's zero point");
+    if (ctx.has_input(4) && ctx.dtype(4) != ctx.dtype(1)) ctx.fail("B's zero point must have B's dtype");
+    if (ctx.has_input(5) && (ctx.shape(5).rank() != 1 || (ctx.shape(5)[0] != b[1] && b[1] != kDynamic)))
+        ctx.fail("the bias must be a row of " + std::to_string(b[1]) + ", got " + ctx.shape(5).to_string());
+    if (ctx.has_input(6) != ctx.has_input(7)) ctx.fail("Y's scale and zero point come together");
+    if (ctx.has_input(6) && (ctx.shape(6).numel() != 1 || ctx.dtype(6) != DType::f32 || ctx.shape(7).numel() != 1 ||
+                             !integer8(ctx.dtype(7))))
+        ctx.fail("Y's scale must be one f32 value and its zero point one u8 or i8 value");
+    return {matmul_of(ctx, 0, 1)};
+}
+
+DType dtype_f32(const InferenceContext&, size_t) { return DType::f32; }
 
 // AddLayerNormalization(X, Skip, Scale, Bias?) → Y = LayerNorm(X + Skip) over the last axis,
 // and optionally Sum = X + Skip (the residual stream, when it is read further on).
@@ -77,6 +112,8 @@ std::vector<OpSchema> fused_op_schemas() {
         // FusedMatMul's int8 form (precision = int8): the same inputs, the f32 weight quantized
         // by the backend when it compiles the node, A quantized per row at run time.
         {"QuantizedMatMul", 2, 3, 1, 1, 0, same, shape_fused_matmul, 0, kFusedF32},
+        // Integer sums dequantized to f32 (A's dtype picks the kernel).
+        {"MatMulIntegerToFloat", 3, 8, 1, 1, 0, dtype_f32, shape_matmul_integer_to_float, 0, kFusedF32},
         // keeps_f32 as LayerNormalization does: the residual stream stays in f32.
         {"AddLayerNormalization", 3, 4, 1, 2, 0, same, shape_add_layer_norm, 0, kFusedF32},
         // Low like the products it is made of; the softmax is computed in f32 inside.

@@ -3,11 +3,13 @@
 // weight, so that a backend without the pattern computes the product in float on dequantized
 // values. Since
 //   DQ(a_q) · DQ(W_q) = sa · sw[c] · Σ_k (a_q - za)(W_q - zw[c]),
-// the pair becomes MatMulInteger(a_q, W_q, za, zw) (on the CPU the packed int8 kernel, W_q
-// packed once per session), a Cast to f32 and a Mul by the constant sa · sw: exact integer
-// sums instead of float ones, the same numbers up to float rounding. Applies where the scales
-// are constants, A's per tensor and W's per tensor or per column (DequantizeLinear axis 1), and
-// the target runs MatMulInteger; elsewhere the QDQ graph runs in float as written.
+// the pair becomes MatMulIntegerToFloat(a_q, W_q, sa · sw, za, zw), with the bias of an Add
+// that follows (a constant row) taken in too: exact integer sums instead of float ones, the
+// same numbers up to float rounding, dequantized in the product's epilogue (on the CPU the
+// packed int8 kernel, W_q packed once per session). A target without that op but with
+// MatMulInteger gets MatMulInteger, a Cast to f32 and a Mul by sa · sw. Applies where the
+// scales are constants, A's per tensor and W's per tensor or per column (DequantizeLinear axis
+// 1); elsewhere the QDQ graph runs in float as written.
 #include "core/ops/op_schema.hpp"
 #include "core/passes/pattern.hpp"
 #include "core/passes/pipeline.hpp"
@@ -45,6 +47,36 @@ std::optional<Dequantized> dequantized(const Pattern& p, int value, OpId dequant
     return d;
 }
 
+// The product's output written to 8 bits and read back, as QDQ files write a quantized
+// product's output: QuantizeLinear(result, s, z) read only by DequantizeLinear(·, s, z) with
+// the same constant one-value scale and zero point. Its DequantizeLinear's output is then what
+// later nodes read.
+struct OutputGrid {
+    int quantize = -1, dequantize = -1;  // node indices
+    int scale = -1, zero = -1;           // value ids
+    int result = -1;
+};
+
+std::optional<OutputGrid> output_grid(const Pattern& p, int result) {
+    const int q = p.sole_reader(result, op_id("QuantizeLinear"));
+    if (q < 0 || p.node(q).inputs.size() < 3 || p.node(q).inputs[2] < 0) return std::nullopt;
+    const int dq = p.sole_reader(p.node(q).outputs[0], op_id("DequantizeLinear"));
+    if (dq < 0 || p.node(dq).inputs.size() < 3 || p.node(dq).inputs[2] < 0) return std::nullopt;
+    const Tensor* scale = p.constant(p.node(q).inputs[1]);
+    const Tensor* zero = p.constant(p.node(q).inputs[2]);
+    const Tensor* scale_back = p.constant(p.node(dq).inputs[1]);
+    const Tensor* zero_back = p.constant(p.node(dq).inputs[2]);
+    if (!scale || !zero || !scale_back || !zero_back || scale->numel() != 1 || zero->numel() != 1 ||
+        scale->dtype() != DType::f32 || !is_int8(zero->dtype()) || scale_back->dtype() != DType::f32 ||
+        zero_back->dtype() != zero->dtype() || scale_back->numel() != 1 || zero_back->numel() != 1)
+        return std::nullopt;
+    if (scale->to_vector<float>()[0] != scale_back->to_vector<float>()[0] ||
+        zero->to_vector<double>()[0] != zero_back->to_vector<double>()[0])
+        return std::nullopt;
+    return OutputGrid{q, dq, p.through_identity(p.node(q).inputs[1]), p.through_identity(p.node(q).inputs[2]),
+                      p.node(dq).outputs[0]};
+}
+
 }  // namespace
 
 void integer_qdq_products(Rewriter& rewriter, const PassContext& context) {
@@ -57,8 +89,10 @@ void integer_qdq_products(Rewriter& rewriter, const PassContext& context) {
         const auto a = dequantized(p, node.inputs[0], dequantize);
         const auto w = dequantized(p, node.inputs[1], dequantize);
         if (!a || !w || a->scale->numel() != 1) continue;
-        // MatMulInteger's kernels are keyed by A's dtype (u8 or i8).
-        if (!context.target.kernels().find("MatMulInteger", p.type(a->quantized).dtype)) continue;
+        // The integer kernels are keyed by A's dtype (u8 or i8).
+        const DType a_type = p.type(a->quantized).dtype;
+        const bool fused = context.target.kernels().find("MatMulIntegerToFloat", a_type) != nullptr;
+        if (!fused && !context.target.kernels().find("MatMulInteger", a_type)) continue;
         const Tensor* weight = p.constant(w->quantized);
         if (!weight || weight->shape().rank() != 2) continue;
         const int64_t columns = weight->shape()[1];
@@ -71,6 +105,30 @@ void integer_qdq_products(Rewriter& rewriter, const PassContext& context) {
         const Shape scale_shape = scale.size() == 1 ? Shape(std::vector<int64_t>{}) : Shape{columns};
         const std::string& name = node.name;
         const int scale_value = rewriter.add_constant(name + "/scale", Tensor::from_vector(scale, scale_shape));
+        if (fused) {
+            std::vector<int> nodes{m};
+            std::vector<int> inputs{a->quantized, p.through_identity(w->quantized), scale_value, a->zero, w->zero, -1};
+            int result = node.outputs[0];
+            if (const auto grid = output_grid(p, result)) {
+                nodes.push_back(grid->quantize);
+                nodes.push_back(grid->dequantize);
+                inputs.push_back(grid->scale);
+                inputs.push_back(grid->zero);
+                result = grid->result;
+            }
+            if (const int add = p.sole_reader(result, op_id("Add")); add >= 0) {
+                const int bias = Pattern::other_input(p.node(add), result);
+                const Tensor* row = p.constant(bias);
+                if (row && row->dtype() == DType::f32 && row->shape().rank() == 1 && row->shape()[0] == columns) {
+                    nodes.push_back(add);
+                    inputs[5] = p.through_identity(bias);
+                    result = p.node(add).outputs[0];
+                }
+            }
+            while (inputs.back() < 0) inputs.pop_back();  // absent trailing inputs
+            rewriter.replace(nodes, {"MatMulIntegerToFloat", name, inputs, {result}, {}});
+            continue;
+        }
         const int sums = rewriter.add_value(name + "/sums"), sums_f32 = rewriter.add_value(name + "/sums_f32");
         Attributes to_f32;
         to_f32.set("to", static_cast<int64_t>(1));  // ONNX's FLOAT

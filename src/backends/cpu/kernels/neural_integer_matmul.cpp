@@ -16,6 +16,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,8 +32,9 @@ void require_f32_scales(const KernelContext& ctx) {
 }
 
 // A tensor of u8 or i8 (or i32) values less its zero point of the same dtype: one for the
-// tensor, or one per column (its last axis; B's per-column quantization), as i32.
-std::vector<int32_t> widen(const KernelContext& ctx, size_t input, size_t zero_input) {
+// tensor, or, where `per_column` allows it (B's per-column quantization), one per column (its
+// last axis), as i32.
+std::vector<int32_t> widen(const KernelContext& ctx, size_t input, size_t zero_input, bool per_column = false) {
     const Tensor& t = ctx.input(input);
     // Element i of an 8-bit or i32 tensor, its address taken once (Tensor::data checks access).
     const auto reader = [&](const Tensor& v) -> std::function<int32_t(int64_t)> {
@@ -48,7 +50,7 @@ std::vector<int32_t> widen(const KernelContext& ctx, size_t input, size_t zero_i
     if (ctx.has_input(zero_input)) {
         const Tensor& z = ctx.input(zero_input);
         if (z.dtype() != t.dtype()) invalid_argument(ctx, "zero point and operand differ in dtype");
-        if (z.numel() != 1 && (zero_input != 3 || z.numel() != columns))
+        if (z.numel() != 1 && (!per_column || z.numel() != columns))
             unsupported(ctx, "zero point of shape " + z.shape().to_string() + " (one per tensor, or B's one per column)");
         const auto read_zero = reader(z);
         zero.resize(static_cast<size_t>(z.numel()));
@@ -126,10 +128,43 @@ void integer_matmul(const Shape& sa, const Shape& sb, const int32_t* a, const in
 }
 
 void matmul_integer_kernel(KernelContext& ctx) {
-    const std::vector<int32_t> a = widen(ctx, 0, 2), b = widen(ctx, 1, 3);
+    const std::vector<int32_t> a = widen(ctx, 0, 2), b = widen(ctx, 1, 3, true);
     std::vector<int32_t> y;
     integer_matmul(ctx.input(0).shape(), ctx.input(1).shape(), a.data(), b.data(), y);
     std::copy(y.begin(), y.end(), ctx.output(0).data<int32_t>());
+}
+
+// MatMulIntegerToFloat's Y quantization: a value through QuantizeLinear and DequantizeLinear
+// with Y's scale and zero point (the CPU's QuantizeLinear arithmetic: x / s rounded to nearest
+// even, plus z, saturated), in f32.
+struct YGrid {
+    float scale, zero, lowest, highest;
+    static YGrid of(const Tensor& scale, const Tensor& zero) {
+        const bool u8 = zero.dtype() == DType::u8;
+        return {scale.data<float>()[0], static_cast<float>(u8 ? zero.data<uint8_t>()[0] : zero.data<int8_t>()[0]),
+                u8 ? 0.0f : -128.0f, u8 ? 255.0f : 127.0f};
+    }
+    float round(float v) const { return (std::clamp(std::rint(v / scale) + zero, lowest, highest) - zero) * scale; }
+};
+
+// MatMulIntegerToFloat where the packed kernel does not take it: the i32 product, then each sum
+// times its column's scale (through Y's grid, if given) plus the bias.
+void matmul_integer_to_float_kernel(KernelContext& ctx) {
+    const std::vector<int32_t> a = widen(ctx, 0, 3), b = widen(ctx, 1, 4, true);
+    std::vector<int32_t> y;
+    integer_matmul(ctx.input(0).shape(), ctx.input(1).shape(), a.data(), b.data(), y);
+    const Tensor& scale = ctx.input(2);
+    if (scale.dtype() != DType::f32) unsupported(ctx, "scale of dtype " + std::string(dtype_name(scale.dtype())));
+    const int64_t n = ctx.input(1).shape()[1];
+    const float* ps = scale.data<float>();
+    const float* bias = ctx.has_input(5) ? ctx.input(5).data<float>() : nullptr;
+    float* out = ctx.output(0).data<float>();
+    const std::optional<YGrid> grid = ctx.has_input(6) ? std::optional(YGrid::of(ctx.input(6), ctx.input(7))) : std::nullopt;
+    for (size_t i = 0; i < y.size(); ++i) {
+        const auto column = static_cast<int64_t>(i) % n;
+        const float product = static_cast<float>(y[i]) * ps[scale.numel() == 1 ? 0 : column];
+        out[i] = (grid ? grid->round(product) : product) + (bias ? bias[column] : 0.0f);
+    }
 }
 
 template <class Q>
@@ -172,15 +207,23 @@ __attribute__((target("avx2"))) int32_t copy_and_sum_avx2(const uint8_t* from, u
     return static_cast<int32_t>(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
 }
 
+// What an integer product writes: its i32 sums (MatMulInteger), the sums requantized to u8/i8
+// (QLinearMatMul), or dequantized to f32 with a bias (MatMulIntegerToFloat).
+enum class IntegerOutput { sums, requantized, dequantized };
+
 // Where an integer product's operands are among a node's inputs: MatMulInteger (A, B, A's and
-// B's zero points) and QLinearMatMul (A, its scale and zero point, B, its scale and zero
-// point, then Y's scale and zero point, Y requantized to u8/i8).
+// B's zero points), QLinearMatMul (A, its scale and zero point, B, its scale and zero point,
+// then Y's scale and zero point) and MatMulIntegerToFloat (A, B, the combined scale, A's and B's
+// zero points, the bias).
 struct IntegerProductForm {
     size_t a, a_zero, b, b_zero;
-    bool requantized;
+    IntegerOutput output;
 };
-constexpr IntegerProductForm kMatMulInteger{0, 2, 1, 3, false};
-constexpr IntegerProductForm kQLinearMatMul{0, 2, 3, 5, true};
+constexpr IntegerProductForm kMatMulInteger{0, 2, 1, 3, IntegerOutput::sums};
+constexpr IntegerProductForm kQLinearMatMul{0, 2, 3, 5, IntegerOutput::requantized};
+constexpr IntegerProductForm kMatMulIntegerToFloat{0, 3, 1, 4, IntegerOutput::dequantized};
+// 4 · K · 255 · 128 < 2^31: the dequantizing epilogue's i32 arithmetic cannot overflow.
+constexpr int64_t kMaxDequantizedK = 16384;
 
 // MatMulInteger or QLinearMatMul with B a constant [K, N] of u8 or i8 and zero points per
 // tensor or (B's) per column. The packed kernel multiplies u8 by s8, so both sides are shifted
@@ -189,7 +232,8 @@ constexpr IntegerProductForm kQLinearMatMul{0, 2, 3, 5, true};
 //   Σ (a - za)(b - zb) = Σ a·b - za·Σ_k b - zb·Σ_k a + K·za·zb,
 // the column sums coming packed with B and the row sums from packing A. QLinearMatMul then
 // scales each sum by a_scale · b_scale / y_scale (in f64, as the plain kernel does), rounds to
-// nearest even, adds Y's zero point and saturates.
+// nearest even, adds Y's zero point and saturates; MatMulIntegerToFloat multiplies it by its
+// column's scale and adds the bias, in f32, while the tile is in cache.
 class PackedIntegerProduct final : public CompiledKernel {
 public:
     PackedIntegerProduct(const CompileContext& c, IntegerProductForm form, size_t rows, size_t k) : form_(form), rows_(rows) {
@@ -225,7 +269,15 @@ public:
             const Tensor* zero = c.constant(form.b_zero);
             if (!zero || zero->dtype() != b->dtype() || (zero->numel() != 1 && zero->numel() != b->shape()[1])) return false;
         }
-        if (form.requantized) {
+        if (form.output == IntegerOutput::dequantized) {
+            const int64_t n = b->shape()[1];
+            if (b->shape()[0] > kMaxDequantizedK) return false;
+            if (node.input_dtypes[2] != DType::f32 || (node.input_shapes[2].numel() != 1 && node.input_shapes[2].numel() != n))
+                return false;
+            if (present(5) && (node.input_dtypes[5] != DType::f32 || node.input_shapes[5].numel() != n)) return false;
+            if (present(6) && (node.input_dtypes[6] != DType::f32 || !integer8(node.input_dtypes[7]))) return false;
+        }
+        if (form.output == IntegerOutput::requantized) {
             const int64_t n = b->shape()[1];
             for (size_t i : {size_t{1}, size_t{4}, size_t{6}})
                 if (node.input_dtypes[i] != DType::f32) return false;
@@ -237,9 +289,18 @@ public:
         return true;
     }
 
+    // Per column: QLinearMatMul's f64 multipliers, or MatMulIntegerToFloat's f32 scales and bias.
+    size_t column_bytes() const {
+        const auto n = static_cast<size_t>(layout_.n);
+        switch (form_.output) {
+            case IntegerOutput::requantized: return n * sizeof(double);
+            case IntegerOutput::dequantized: return 2 * n * sizeof(float);
+            default: return 0;
+        }
+    }
+
     size_t workspace_bytes() const override {
-        const size_t multipliers = form_.requantized ? static_cast<size_t>(layout_.n) * sizeof(double) : 0;
-        return multipliers + rows_ * static_cast<size_t>(int8_row_stride(layout_)) + rows_ * sizeof(int32_t);
+        return column_bytes() + rows_ * static_cast<size_t>(int8_row_stride(layout_)) + rows_ * sizeof(int32_t);
     }
 
     void run(KernelContext& ctx) const override {
@@ -251,8 +312,7 @@ public:
         int32_t a_zero = ctx.has_input(form_.a_zero) ? read_int(ctx.input(form_.a_zero), 0) : 0;
         if (signed_a) a_zero += 128;
         auto* workspace = static_cast<uint8_t*>(ctx.workspace(workspace_bytes()));
-        auto* multipliers = reinterpret_cast<double*>(workspace);
-        auto* packed_a = workspace + (form_.requantized ? static_cast<size_t>(n) * sizeof(double) : 0);
+        auto* packed_a = workspace + column_bytes();
         auto* row_sums = reinterpret_cast<int32_t*>(packed_a + rows * stride);
         const auto* pa = static_cast<const uint8_t*>(a.raw_data());
         const uint8_t flip = signed_a ? 0x80 : 0;  // i8 + 128 as u8
@@ -274,12 +334,26 @@ public:
         // The output's address once: Tensor::data checks host access at every call.
         Correction state{packed_column_sums(layout_, weight_.data<uint8_t>()), b_zero_.data(), row_sums, a_zero, k, n,
                          out.raw_data(), out.dtype()};
-        if (form_.requantized) {
+        if (form_.output == IntegerOutput::requantized) {
+            auto* multipliers = reinterpret_cast<double*>(workspace);
             const Tensor& b_scale = ctx.input(4);
             const double a_scale = ctx.input(1).data<float>()[0], y_scale = ctx.input(6).data<float>()[0];
             for (int64_t j = 0; j < n; ++j) multipliers[j] = a_scale * b_scale.data<float>()[b_scale.numel() == 1 ? 0 : j] / y_scale;
             state.multipliers = multipliers;
             state.y_zero = read_int(ctx.input(7), 0);
+        }
+        if (form_.output == IntegerOutput::dequantized) {
+            // Scale and bias as full rows, so that the epilogue's loop has no per-element choice.
+            auto* scales = reinterpret_cast<float*>(workspace);
+            float* bias = scales + n;
+            const Tensor& scale = ctx.input(2);
+            const float* ps = scale.data<float>();
+            for (int64_t j = 0; j < n; ++j) scales[j] = ps[scale.numel() == 1 ? 0 : j];
+            if (ctx.has_input(5)) std::copy_n(ctx.input(5).data<float>(), n, bias);
+            else std::fill_n(bias, n, 0.0f);
+            state.scales = scales;
+            state.bias = bias;
+            if (ctx.has_input(6)) state.y_grid = YGrid::of(ctx.input(6), ctx.input(7));
         }
         gemm_u8s8(layout_, weight_.data<uint8_t>(), packed_a, rows, &Correction::tile, &state);
     }
@@ -289,12 +363,15 @@ private:
         const int32_t *column_sums, *b_zero, *row_sums;
         int32_t a_zero;
         int64_t k, n;
-        void* out;      // i32 sums, or (QLinearMatMul) the requantized u8/i8
+        void* out;      // i32 sums, the requantized u8/i8 (QLinearMatMul) or f32 (MatMulIntegerToFloat)
         DType out_dtype;
         const double* multipliers = nullptr;  // QLinearMatMul: per column
         int32_t y_zero = 0;
+        const float *scales = nullptr, *bias = nullptr;  // MatMulIntegerToFloat: per column
+        std::optional<YGrid> y_grid;                       // and Y's quantization, if any
         static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
             const auto& s = *static_cast<const Correction*>(self);
+            if (s.scales) return s.dequantize(row0, rows, col0, cols, acc, ld);
             for (int64_t r = 0; r < rows; ++r) {
                 const int64_t row_sum = s.row_sums[row0 + r];
                 const int64_t at = (row0 + r) * s.n + col0;
@@ -305,6 +382,33 @@ private:
                     if (!s.multipliers) static_cast<int32_t*>(s.out)[at + c] = v;
                     else if (s.out_dtype == DType::u8) static_cast<uint8_t*>(s.out)[at + c] = s.requantize<uint8_t>(v, col0 + c);
                     else static_cast<int8_t*>(s.out)[at + c] = s.requantize<int8_t>(v, col0 + c);
+                }
+            }
+        }
+        // The corrected sum times the scale, plus the bias. In i32, so that the loop vectorizes:
+        // each of the four terms is at most K · 255 · 128 in size, so no partial sum overflows
+        // for K ≤ kMaxDequantizedK (takes() sends longer products to the plain kernel).
+        void dequantize(int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) const {
+            const int32_t* sums = column_sums + col0;
+            const int32_t* zb = b_zero + col0;
+            const float* scale = scales + col0;
+            const float* add = bias + col0;
+            for (int64_t r = 0; r < rows; ++r) {
+                const int32_t row_sum = row_sums[row0 + r];
+                const int32_t* a_row = acc + r * ld;
+                float* y = static_cast<float*>(out) + (row0 + r) * n + col0;
+                const auto kz = static_cast<int32_t>(k) * a_zero;
+                if (y_grid) {
+                    const YGrid g = *y_grid;
+                    for (int64_t c = 0; c < cols; ++c) {
+                        const int32_t v = a_row[c] - a_zero * sums[c] - zb[c] * row_sum + kz * zb[c];
+                        y[c] = g.round(static_cast<float>(v) * scale[c]) + add[c];
+                    }
+                } else {
+                    for (int64_t c = 0; c < cols; ++c) {
+                        const int32_t v = a_row[c] - a_zero * sums[c] - zb[c] * row_sum + kz * zb[c];
+                        y[c] = static_cast<float>(v) * scale[c] + add[c];
+                    }
                 }
             }
         }
@@ -350,6 +454,7 @@ void register_integer_matmul_kernels(KernelRegistry& r) {
     for (DType t : {DType::u8, DType::i8}) {
         r.add_compiled("MatMulInteger", t, integer_product(kMatMulInteger, matmul_integer_kernel));
         r.add_compiled("QLinearMatMul", t, integer_product(kQLinearMatMul, qlinear_matmul_kernel));
+        r.add_compiled("MatMulIntegerToFloat", t, integer_product(kMatMulIntegerToFloat, matmul_integer_to_float_kernel));
     }
 }
 
