@@ -83,12 +83,17 @@ struct OpTraits {
     bool foldable = true;
     // In infer's own domain: made by fusion passes, never imported from a model file.
     bool internal = false;
+    // Every output element is a copy of an input element (gathers, slices, concatenation, the
+    // cache writes): it cannot make a value out of f16's range, so f16 runs do not scan its
+    // outputs (executor.cpp), which for a decode step's cache writes was the whole cache.
+    bool moves_values = false;
 };
 
 // Traits shared by many entries of the families' tables.
 inline constexpr OpTraits kLowPrecision{.precision = PrecisionClass::low};
 inline constexpr OpTraits kKeepsF32{.precision = PrecisionClass::keeps_f32};
 inline constexpr OpTraits kView{.view_of = 0};
+inline constexpr OpTraits kMovesValues{.moves_values = true};
 // Pointwise ops: element i of the output depends on element i of each same-shaped input only.
 inline constexpr OpTraits kPointwiseUnary{.in_place = 0b1};
 inline constexpr OpTraits kPointwiseBinary{.in_place = 0b11};

@@ -27,20 +27,20 @@ std::vector<OpSchema> indexing_op_schemas() {
 
         {"Reshape", 2, 2, 1, 1, 0, same, shape_reshape, host({1}), kView},
         {"Flatten", 1, 1, 1, 1, 0, same, shape_flatten, 0, kView},
-        {"Transpose", 1, 1, 1, 1, 0, same, shape_transpose},
-        {"Concat", 1, kVariadic, 1, 1, 0, same, shape_concat},
-        {"Split", 1, 2, 1, kVariadic, 0, same, shape_split, host({1})},
-        {"Slice", 3, 5, 1, 1, 0, same, shape_slice, host({1, 2, 3, 4})},
-        {"Gather", 2, 2, 1, 1, 0, same, shape_gather},
+        {"Transpose", 1, 1, 1, 1, 0, same, shape_transpose, 0, kMovesValues},
+        {"Concat", 1, kVariadic, 1, 1, 0, same, shape_concat, 0, kMovesValues},
+        {"Split", 1, 2, 1, kVariadic, 0, same, shape_split, host({1}), kMovesValues},
+        {"Slice", 3, 5, 1, 1, 0, same, shape_slice, host({1, 2, 3, 4}), kMovesValues},
+        {"Gather", 2, 2, 1, 1, 0, same, shape_gather, 0, kMovesValues},
         {"Unsqueeze", 2, 2, 1, 1, 0, same, shape_unsqueeze, host({1}), kView},
         {"Squeeze", 1, 2, 1, 1, 0, same, shape_squeeze, host({1}), kView},
-        {"Expand", 2, 2, 1, 1, 0, same, shape_expand, host({1})},
+        {"Expand", 2, 2, 1, 1, 0, same, shape_expand, host({1}), kMovesValues},
         {"Shape", 1, 1, 1, 1, 0, dtype_i64, shape_shape, 0, {.reads_shape_only = true}},
         {"ConstantOfShape", 1, 1, 1, 1, 0, dtype_from_value_attribute, shape_constant_of_shape, host({0})},
         {"Range", 3, 3, 1, 1, 0, same, shape_range, host({0, 1, 2})},
 
-        {"GatherElements", 2, 2, 1, 1, 0, same, shape_gather_elements},
-        {"GatherND", 2, 2, 1, 1, 0, same, shape_gather_nd},
+        {"GatherElements", 2, 2, 1, 1, 0, same, shape_gather_elements, 0, kMovesValues},
+        {"GatherND", 2, 2, 1, 1, 0, same, shape_gather_nd, 0, kMovesValues},
         {"ScatterElements", 3, 3, 1, 1, 0, same, shape_scatter},
         {"Scatter", 3, 3, 1, 1, 0, same, shape_scatter},
         {"ScatterND", 3, 3, 1, 1, 0, same, shape_scatter_nd},
@@ -48,7 +48,7 @@ std::vector<OpSchema> indexing_op_schemas() {
         // output may be the past cache's own buffer (in place), and kernels then write only the
         // update's rows; write_indices stays on the device so that a captured decode step
         // replays with new positions.
-        {"TensorScatter", 2, 3, 1, 1, 0, same, shape_tensor_scatter, 0, {.in_place = 0b1}},
+        {"TensorScatter", 2, 3, 1, 1, 0, same, shape_tensor_scatter, 0, {.in_place = 0b1, .moves_values = true}},
         {"Trilu", 1, 2, 1, 1, 0, same, shape_matrix_like, host({1})},
         {"EyeLike", 1, 1, 1, 1, 0, dtype_from_dtype_attribute, shape_matrix_like},
         // Resize: X, roi, scales, sizes. Upsample (deprecated): X, scales.
@@ -61,7 +61,7 @@ std::vector<OpSchema> indexing_op_schemas() {
         {"Dropout", 1, 3, 1, 2, 0, dtype_same_then_bool, shape_same_twice, host({1, 2})},
         {"CastLike", 2, 2, 1, 1, 0, dtype_of_input1, shape_unary},
         {"OneHot", 3, 3, 1, 1, 2, dtype_of_input2, shape_one_hot, host({1})},
-        {"Tile", 2, 2, 1, 1, 0, same, shape_tile, host({1})},
+        {"Tile", 2, 2, 1, 1, 0, same, shape_tile, host({1}), kMovesValues},
         // Pad: data, pads, constant_value, axes.
         {"Pad", 2, 4, 1, 1, 0, same, shape_pad, host({1, 3})},
         {"DepthToSpace", 1, 1, 1, 1, 0, same, shape_depth_to_space},

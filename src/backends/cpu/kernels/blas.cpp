@@ -127,10 +127,10 @@ bool stream_rows_parallel(int64_t m, int64_t n, int64_t k, float alpha, const fl
     const int64_t tasks = std::min<int64_t>({int64_t{pool_thread_count()}, k / 4, k * n * kStreamRows / kParallelGemmWork});
     if (tasks <= 1) return false;
     std::vector<float> partial(static_cast<size_t>(tasks * m * n), 0.0f);
+    // Ranges of whole groups of four rows, the last taking the rest.
+    const int64_t per = (k / 4 + tasks - 1) / tasks * 4;
     parallel_for(tasks, 1, [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {
-            // Ranges of whole groups of four rows, the last taking the rest.
-            const int64_t per = (k / 4 + tasks - 1) / tasks * 4;
             const int64_t k0 = std::min(k, t * per), k1 = t + 1 == tasks ? k : std::min(k, k0 + per);
             stream_rows_sweep(m, n, k0, k1, alpha, a, lda, b, ldb, partial.data() + t * m * n, n);
         }
@@ -196,8 +196,73 @@ void rows_16bit_block(int64_t m, int64_t n, int64_t k, const float* a, const uin
 
 }  // namespace
 
+// stream_rows_sweep with 16-bit B widened in registers, eight columns at a time: C[:, :] +=
+// A[:, k0:k1] · B[k0:k1, :], C rows n apart.
+__attribute__((target("avx2,f16c,fma"))) static void sweep_16bit_avx2(int64_t m, int64_t n, int64_t k, int64_t k0, int64_t k1,
+                                                                const float* a, const uint16_t* b, bool bfloat16,
+                                                                float* c) {
+    const auto widen8 = [bfloat16](const uint16_t* p) {
+        const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        return bfloat16 ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16)) : _mm256_cvtph_ps(bits);
+    };
+    const auto widen1 = [bfloat16](uint16_t v) {
+        float f;
+        if (bfloat16) bfloat16_to_float(&v, &f, 1);
+        else half_to_float(&v, &f, 1);
+        return f;
+    };
+    for (int64_t kk = k0; kk < k1; kk += 4) {
+        const int64_t depth = std::min<int64_t>(4, k1 - kk);
+        const uint16_t* rows[4];
+        for (int64_t r = 0; r < 4; ++r) rows[r] = b + (kk + std::min(r, depth - 1)) * n;
+        for (int64_t i = 0; i < m; ++i) {
+            const float* ai = a + i * k + kk;
+            const float w[4] = {ai[0], depth > 1 ? ai[1] : 0.0f, depth > 2 ? ai[2] : 0.0f, depth > 3 ? ai[3] : 0.0f};
+            const __m256 a0 = _mm256_set1_ps(w[0]), a1 = _mm256_set1_ps(w[1]), a2 = _mm256_set1_ps(w[2]), a3 = _mm256_set1_ps(w[3]);
+            float* row = c + i * n;
+            int64_t j = 0;
+            for (; j + 8 <= n; j += 8) {
+                __m256 acc = _mm256_loadu_ps(row + j);
+                acc = _mm256_fmadd_ps(a0, widen8(rows[0] + j), acc);
+                acc = _mm256_fmadd_ps(a1, widen8(rows[1] + j), acc);
+                acc = _mm256_fmadd_ps(a2, widen8(rows[2] + j), acc);
+                acc = _mm256_fmadd_ps(a3, widen8(rows[3] + j), acc);
+                _mm256_storeu_ps(row + j, acc);
+            }
+            for (; j < n; ++j)
+                row[j] += w[0] * widen1(rows[0][j]) + w[1] * widen1(rows[1][j]) + w[2] * widen1(rows[2][j]) +
+                          w[3] * widen1(rows[3][j]);
+        }
+    }
+}
+
+// The 16-bit form of stream_rows_parallel: contiguous ranges of B's rows per thread, partial
+// results summed. False where it does not apply (no AVX2/F16C, C too large for L2, too little
+// work to share).
+static bool rows_16bit_parallel(int64_t m, int64_t n, int64_t k, const float* a, const uint16_t* b, bool bfloat16, float* c) {
+    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma");
+    if (!avx2 || m * n * static_cast<int64_t>(sizeof(float)) > kSweepBytes) return false;
+    const int64_t tasks = std::min<int64_t>({int64_t{pool_thread_count()}, k / 4, k * n * kStreamRows / kParallelGemmWork});
+    if (tasks <= 1) return false;
+    std::vector<float> partial(static_cast<size_t>(tasks * m * n), 0.0f);
+    const int64_t per = (k / 4 + tasks - 1) / tasks * 4;
+    parallel_for(tasks, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+            const int64_t k0 = std::min(k, t * per), k1 = t + 1 == tasks ? k : std::min(k, k0 + per);
+            sweep_16bit_avx2(m, n, k, k0, k1, a, b, bfloat16, partial.data() + t * m * n);
+        }
+    });
+    for (int64_t i = 0; i < m * n; ++i) {
+        float sum = 0.0f;
+        for (int64_t t = 0; t < tasks; ++t) sum += partial[static_cast<size_t>(t * m * n + i)];
+        c[i] = sum;
+    }
+    return true;
+}
+
 void gemm_rows_16bit_weights(int64_t m, int64_t n, int64_t k, const float* a, const uint16_t* b, bool bfloat16,
                              float* c) {
+    if (rows_16bit_parallel(m, n, k, a, b, bfloat16, c)) return;
     const int64_t blocks = (n + kStreamColumns - 1) / kStreamColumns;
     // Small products stay on the calling thread: a block is k·512 multiply-adds per row.
     const int64_t grain = std::max<int64_t>(1, kParallelGemmWork / std::max<int64_t>(1, k * kStreamColumns * kStreamRows));
