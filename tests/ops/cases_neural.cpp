@@ -2,6 +2,9 @@
 #include "op_case.hpp"
 #include "reference_neural.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace ops {
 
 namespace {
@@ -175,6 +178,29 @@ void add_integer_products(std::vector<Case>& c) {
                     return std::vector{y};
                 }};
         tf.dtypes = {s.a_type};
+        c.push_back(tf);
+    }
+    // Two activations (attention's products in a QDQ file): batched, B broadcast along one axis,
+    // per-tensor scale and zero points, and Y's 8-bit grid before the bias.
+    {
+        Case tf{"MatMulIntegerToFloat", "[2,3,5,40] by [1,3,40,20] u8 per tensor bias y grid",
+                {integers("A", {2, 3, 5, 40}, 0, 255, DType::u8), integers("B", {1, 3, 40, 20}, 0, 255, DType::u8),
+                 typed(positive("S", {}, 1e-4), DType::f32), integers("AZ", {}, 100, 150, DType::u8),
+                 integers("BZ", {}, 100, 150, DType::u8), typed(x("Bias", {20}), DType::f32),
+                 typed(positive("YS", {}, 0.05), DType::f32), integers("YZ", {}, 100, 150, DType::u8)},
+                node("MatMulIntegerToFloat"), [=](const auto& v, DType) {
+                    RefTensor y = ref::matmul_integer(v[0], v[1], zero_of(v[3]), zero_of(v[4]));
+                    const double ys = v[6].data[0], yz = v[7].data[0];
+                    for (size_t i = 0; i < y.data.size(); ++i) {
+                        // The grid's rounding decided in f32 as the kernel (and QuantizeLinear)
+                        // decide it, so that a product near a half step rounds the same way.
+                        const float scaled = static_cast<float>(y.data[i]) * static_cast<float>(v[2].data[0]);
+                        const double q = std::clamp(std::rint(scaled / static_cast<float>(ys)) + yz, 0.0, 255.0);
+                        y.data[i] = (q - yz) * ys + v[5].data[i % 20];
+                    }
+                    return std::vector{y};
+                }};
+        tf.dtypes = u8;
         c.push_back(tf);
     }
     for (const auto& [a, b] : {std::pair<Shape, Shape>{{2, 4}, {4, 3}}, {{2, 2, 5}, {2, 5, 3}}}) {

@@ -122,3 +122,51 @@ TEST_CASE("a zero point whose shape differs from its scale's is an error naming 
     const std::vector<uint8_t> q{0, 2, 4, 255};
     CHECK(session.run({{"x", Tensor::from_vector(q, {4})}})["y"].to_vector<float>() == std::vector<float>{-1, 0, 1, 126.5f});
 }
+
+// Attention's products in a QDQ file: both operands activations through QuantizeLinear and
+// DequantizeLinear per tensor, the product's output through its own pair. The whole chain becomes
+// one MatMulIntegerToFloat whose B is packed at run time, head by head; the result is the float
+// reading's (every step the same grid), to one output step where a value sits on a half step.
+TEST_CASE("QDQ products of two activations run as integer products", "[int8][qdq]") {
+    constexpr int64_t heads = 3, m = 7, k = 40, n = 24;
+    const float sa = 0.03f, sb = 0.02f, sy = 0.05f;
+    const uint8_t za = 128, zb = 120, zy = 130;
+    std::mt19937 rng(11);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> xs(2 * heads * m * k), ys(heads * k * n);
+    for (float& v : xs) v = normal(rng);
+    for (float& v : ys) v = normal(rng);
+    const auto scalar = [](auto value) { return Tensor::from_vector(std::vector{value}, Shape(std::vector<int64_t>{})); };
+
+    GraphBuilder b("qdq_activations");
+    const auto fake_quantize = [&](Value v, float scale, uint8_t zero) {
+        const Value s = b.constant(scalar(scale)), z = b.constant(scalar(zero));
+        return b.op1("DequantizeLinear", {b.op1("QuantizeLinear", {v, s, z}), s, z});
+    };
+    const Value x = b.input("x", DType::f32, {2, heads, m, k});
+    const Value y = b.input("y", DType::f32, {1, heads, k, n});  // broadcast over the batch
+    b.output("out", fake_quantize(b.matmul(fake_quantize(x, sa, za), fake_quantize(y, sb, zb)), sy, zy));
+    Session session(b.build());
+    const std::vector<float> got =
+        session.run({{"x", Tensor::from_vector(xs, {2, heads, m, k})}, {"y", Tensor::from_vector(ys, {1, heads, k, n})}})["out"]
+            .to_vector<float>();
+    CHECK(count_op(session.placement(), "MatMulIntegerToFloat") == 1);
+    CHECK(count_op(session.placement(), "MatMul") == 0);
+    CHECK(count_op(session.placement(), "DequantizeLinear") == 0);
+
+    const auto q = [](float v, float s, uint8_t z) { return std::clamp(std::nearbyint(double(v) / s) + z, 0.0, 255.0) - z; };
+    size_t off_grid = 0;
+    for (int64_t batch = 0; batch < 2; ++batch)
+        for (int64_t h = 0; h < heads; ++h)
+            for (int64_t r = 0; r < m; ++r)
+                for (int64_t c = 0; c < n; ++c) {
+                    double sum = 0;
+                    for (int64_t j = 0; j < k; ++j)
+                        sum += q(xs[((batch * heads + h) * m + r) * k + j], sa, za) * sa * q(ys[(h * k + j) * n + c], sb, zb) * sb;
+                    const double want = q(static_cast<float>(sum), sy, zy) * sy;
+                    const double error = std::fabs(got[static_cast<size_t>(((batch * heads + h) * m + r) * n + c)] - want);
+                    REQUIRE(error <= sy * 1.001);
+                    off_grid += error > 1e-6;
+                }
+    CHECK(off_grid <= 2);  // only where a product sits on a half step of the output grid
+}

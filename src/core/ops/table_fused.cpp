@@ -23,7 +23,8 @@ std::vector<Shape> shape_fused_matmul(const InferenceContext& ctx) {
     return shape_matmul(ctx);
 }
 
-// MatMulIntegerToFloat(A[..., K] u8/i8, B[K, N] u8/i8, scale [] or [N] f32, A's zero point?,
+// MatMulIntegerToFloat(A[..., M, K] u8/i8, B[..., K, N] u8/i8 (batch dims broadcast as
+// MatMul's), scale [] or [N] f32, A's zero point?,
 // B's zero point? ([] or [N]), bias[N] f32?, Y's scale? ([] f32), Y's zero point? ([] u8/i8)):
 // P = scale ⊙ Σ_k (A - za)(B - zb) in f32; with Y's scale, P goes through QuantizeLinear and
 // DequantizeLinear with it (rounded to Y's 8-bit grid, as a QDQ file writes the product's
@@ -33,12 +34,13 @@ std::vector<Shape> shape_matmul_integer_to_float(const InferenceContext& ctx) {
     const auto integer8 = [](DType t) { return t == DType::u8 || t == DType::i8; };
     if (!integer8(ctx.dtype(0)) || !integer8(ctx.dtype(1))) ctx.fail("A and B must be u8 or i8");
     const Shape& b = ctx.shape(1);
-    if (b.rank() != 2) ctx.fail("B must be 2-D, got " + b.to_string());
+    if (b.rank() < 2) ctx.fail("B must have rank >= 2, got " + b.to_string());
+    const int64_t n = b[b.rank() - 1];
     const auto row_or_one = [&](size_t i, const char* what) {
         if (!ctx.has_input(i)) return;
         const Shape& s = ctx.shape(i);
-        if (s.numel() != 1 && (s.rank() != 1 || (s[0] != b[1] && b[1] != kDynamic)))
-            ctx.fail(std::string(what) + " must be one value or a row of " + std::to_string(b[1]) + ", got " + s.to_string());
+        if (s.numel() != 1 && (s.rank() != 1 || (s[0] != n && n != kDynamic)))
+            ctx.fail(std::string(what) + " must be one value or a row of " + std::to_string(n) + ", got " + s.to_string());
     };
     row_or_one(2, "the scale");
     if (ctx.dtype(2) != DType::f32) ctx.fail("the scale must be f32");
@@ -46,8 +48,8 @@ std::vector<Shape> shape_matmul_integer_to_float(const InferenceContext& ctx) {
         ctx.fail("A's zero point must be one value of A's dtype");
     row_or_one(4, "B's zero point");
     if (ctx.has_input(4) && ctx.dtype(4) != ctx.dtype(1)) ctx.fail("B's zero point must have B's dtype");
-    if (ctx.has_input(5) && (ctx.shape(5).rank() != 1 || (ctx.shape(5)[0] != b[1] && b[1] != kDynamic)))
-        ctx.fail("the bias must be a row of " + std::to_string(b[1]) + ", got " + ctx.shape(5).to_string());
+    if (ctx.has_input(5) && (ctx.shape(5).rank() != 1 || (ctx.shape(5)[0] != n && n != kDynamic)))
+        ctx.fail("the bias must be a row of " + std::to_string(n) + ", got " + ctx.shape(5).to_string());
     if (ctx.has_input(6) != ctx.has_input(7)) ctx.fail("Y's scale and zero point come together");
     if (ctx.has_input(6) && (ctx.shape(6).numel() != 1 || ctx.dtype(6) != DType::f32 || ctx.shape(7).numel() != 1 ||
                              !integer8(ctx.dtype(7))))

@@ -9,7 +9,8 @@
 // packed int8 kernel, W_q packed once per session). A target without that op but with
 // MatMulInteger gets MatMulInteger, a Cast to f32 and a Mul by sa · sw. Applies where the
 // scales are constants, A's per tensor and W's per tensor or per column (DequantizeLinear axis
-// 1); elsewhere the QDQ graph runs in float as written.
+// 1). Where the fused op is there, a product of two activations quantized per tensor
+// (attention's, Q·Kᵀ and P·V) becomes one too. Elsewhere the QDQ graph runs in float as written.
 #include "core/ops/op_schema.hpp"
 #include "core/passes/pattern.hpp"
 #include "core/passes/pipeline.hpp"
@@ -93,10 +94,19 @@ void integer_qdq_products(Rewriter& rewriter, const PassContext& context) {
         const DType a_type = p.type(a->quantized).dtype;
         const bool fused = context.target.kernels().find("MatMulIntegerToFloat", a_type) != nullptr;
         if (!fused && !context.target.kernels().find("MatMulInteger", a_type)) continue;
+        // B a constant 2-D weight (scale per tensor or per column), or, where the fused op is
+        // there, an activation quantized per tensor (attention's products of two activations).
         const Tensor* weight = p.constant(w->quantized);
-        if (!weight || weight->shape().rank() != 2) continue;
-        const int64_t columns = weight->shape()[1];
-        if (w->scale->numel() != 1 && w->scale->numel() != columns) continue;
+        int64_t columns = kDynamic;
+        if (weight) {
+            if (weight->shape().rank() != 2) continue;
+            columns = weight->shape()[1];
+            if (w->scale->numel() != 1 && w->scale->numel() != columns) continue;
+        } else {
+            const auto& shape = p.type(w->quantized).shape;
+            if (!fused || w->scale->numel() != 1 || !shape || shape->rank() < 2) continue;
+            columns = (*shape)[shape->rank() - 1];
+        }
 
         // sa · sw, one per column or one for all.
         const float sa = a->scale->to_vector<float>()[0];
@@ -119,7 +129,8 @@ void integer_qdq_products(Rewriter& rewriter, const PassContext& context) {
             if (const int add = p.sole_reader(result, op_id("Add")); add >= 0) {
                 const int bias = Pattern::other_input(p.node(add), result);
                 const Tensor* row = p.constant(bias);
-                if (row && row->dtype() == DType::f32 && row->shape().rank() == 1 && row->shape()[0] == columns) {
+                if (row && row->dtype() == DType::f32 && row->shape().rank() == 1 && columns != kDynamic &&
+                    row->shape()[0] == columns) {
                     nodes.push_back(add);
                     inputs[5] = p.through_identity(bias);
                     result = p.node(add).outputs[0];

@@ -191,20 +191,26 @@ Tensor pack_int8_weight(const Int8WeightLayout& l, const int8_t* b, int64_t ldb)
     std::memset(out, 0, static_cast<size_t>(l.bytes));
     auto* sums = reinterpret_cast<int32_t*>(out + l.sums_offset);
     const bool vnni = l.kernel == Int8Kernel::avx512_vnni;
-    for (int64_t kk = 0; kk < l.k; ++kk)
-        for (int64_t col = 0; col < l.n; ++col) {
-            const int8_t v = b[kk * ldb + col];
-            sums[col] += v;
-            const int64_t panel = col / l.panel_width, c = col % l.panel_width;
-            const int64_t g = kk / l.group, j = kk % l.group;
+    // Loops by row, panel and column, so that no index needs a division (products of two
+    // activations pack their B at every run, a head at a time).
+    for (int64_t kk = 0; kk < l.k; ++kk) {
+        const int64_t g = kk / l.group, j = kk % l.group;
+        const int8_t* row = b + kk * ldb;
+        for (int64_t panel = 0; panel < l.panels; ++panel) {
+            const int64_t col0 = panel * l.panel_width, cols = std::min(l.panel_width, l.n - col0);
             // Within a panel, group g holds panel_width columns of `group` consecutive K values.
-            const int64_t index = (g * l.panel_width + c) * l.group + j;
+            const int64_t first = g * l.panel_width * l.group + j;
             uint8_t* base = out + panel * l.panel_bytes;
-            if (vnni)
-                reinterpret_cast<int8_t*>(base)[index] = v;
-            else
-                reinterpret_cast<int16_t*>(base)[index] = v;
+            for (int64_t c = 0; c < cols; ++c) {
+                const int8_t v = row[col0 + c];
+                sums[col0 + c] += v;
+                if (vnni)
+                    reinterpret_cast<int8_t*>(base)[first + c * l.group] = v;
+                else
+                    reinterpret_cast<int16_t*>(base)[first + c * l.group] = v;
+            }
         }
+    }
     return packed;
 }
 

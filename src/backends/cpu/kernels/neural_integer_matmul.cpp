@@ -225,6 +225,94 @@ constexpr IntegerProductForm kMatMulIntegerToFloat{0, 3, 1, 4, IntegerOutput::de
 // 4 · K · 255 · 128 < 2^31: the dequantizing epilogue's i32 arithmetic cannot overflow.
 constexpr int64_t kMaxDequantizedK = 16384;
 
+// A's rows as the packed kernel reads them: u8 (an i8 A moved up by 128), `stride` apart with
+// zero padding, and each row's sum; in parallel over rows (inline inside a pool task).
+void pack_rows(const uint8_t* from, int64_t rows, int64_t k, int64_t stride, bool signed_a, uint8_t* to, int32_t* sums) {
+    const uint8_t flip = signed_a ? 0x80 : 0;  // i8 + 128 as u8
+    const bool avx2 = has_avx2();
+    parallel_for(rows, grain_for(k), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            uint8_t* row = to + r * stride;
+            const uint8_t* source = from + r * k;
+            int64_t j = 0;
+            int32_t sum = avx2 ? copy_and_sum_avx2(source, row, k, flip, j) : 0;
+            for (; j < k; ++j) {
+                row[j] = static_cast<uint8_t>(source[j] ^ flip);
+                sum += row[j];
+            }
+            std::fill(row + k, row + stride, uint8_t{0});
+            sums[r] = sum;
+        }
+    });
+}
+
+int32_t read_int(const Tensor& t, int64_t i) {
+    return t.dtype() == DType::u8 ? t.data<uint8_t>()[i] : t.data<int8_t>()[i];
+}
+
+// The epilogue of the packed products: Σ (a - za)(b - zb) from the raw sums and the row and
+// column sums, then written as i32, requantized, or dequantized (with Y's grid and the bias).
+struct Correction {
+    const int32_t *column_sums, *b_zero, *row_sums;
+    int32_t a_zero;
+    int64_t k, n;
+    void* out;      // i32 sums, the requantized u8/i8 (QLinearMatMul) or f32 (MatMulIntegerToFloat)
+    DType out_dtype;
+    const double* multipliers = nullptr;  // QLinearMatMul: per column
+    int32_t y_zero = 0;
+    const float *scales = nullptr, *bias = nullptr;  // MatMulIntegerToFloat: per column
+    std::optional<YGrid> y_grid;                       // and Y's quantization, if any
+    static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
+        const auto& s = *static_cast<const Correction*>(self);
+        if (s.scales) return s.dequantize(row0, rows, col0, cols, acc, ld);
+        for (int64_t r = 0; r < rows; ++r) {
+            const int64_t row_sum = s.row_sums[row0 + r];
+            const int64_t at = (row0 + r) * s.n + col0;
+            for (int64_t c = 0; c < cols; ++c) {
+                const int64_t zb = s.b_zero[col0 + c];
+                const auto v = static_cast<int32_t>(acc[r * ld + c] - int64_t{s.a_zero} * s.column_sums[col0 + c] -
+                                                    zb * row_sum + s.k * s.a_zero * zb);
+                if (!s.multipliers) static_cast<int32_t*>(s.out)[at + c] = v;
+                else if (s.out_dtype == DType::u8) static_cast<uint8_t*>(s.out)[at + c] = s.requantize<uint8_t>(v, col0 + c);
+                else static_cast<int8_t*>(s.out)[at + c] = s.requantize<int8_t>(v, col0 + c);
+            }
+        }
+    }
+    // The corrected sum times the scale, plus the bias. In i32, so that the loop vectorizes:
+    // each of the four terms is at most K · 255 · 128 in size, so no partial sum overflows
+    // for K ≤ kMaxDequantizedK (takes() sends longer products to the plain kernel).
+    void dequantize(int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) const {
+        const int32_t* sums = column_sums + col0;
+        const int32_t* zb = b_zero + col0;
+        const float* scale = scales + col0;
+        const float* add = bias + col0;
+        for (int64_t r = 0; r < rows; ++r) {
+            const int32_t row_sum = row_sums[row0 + r];
+            const int32_t* a_row = acc + r * ld;
+            float* y = static_cast<float*>(out) + (row0 + r) * n + col0;
+            const auto kz = static_cast<int32_t>(k) * a_zero;
+            if (y_grid) {
+                const YGrid g = *y_grid;
+                for (int64_t c = 0; c < cols; ++c) {
+                    const int32_t v = a_row[c] - a_zero * sums[c] - zb[c] * row_sum + kz * zb[c];
+                    y[c] = g.round(static_cast<float>(v) * scale[c]) + add[c];
+                }
+            } else {
+                for (int64_t c = 0; c < cols; ++c) {
+                    const int32_t v = a_row[c] - a_zero * sums[c] - zb[c] * row_sum + kz * zb[c];
+                    y[c] = static_cast<float>(v) * scale[c] + add[c];
+                }
+            }
+        }
+    }
+    template <class Q>
+    Q requantize(int32_t v, int64_t column) const {
+        return static_cast<Q>(std::clamp(std::nearbyint(v * multipliers[column]) + y_zero,
+                                         double(std::numeric_limits<Q>::min()), double(std::numeric_limits<Q>::max())));
+    }
+};
+
+
 // MatMulInteger or QLinearMatMul with B a constant [K, N] of u8 or i8 and zero points per
 // tensor or (B's) per column. The packed kernel multiplies u8 by s8, so both sides are shifted
 // into those types: an i8 A by +128 (and its zero point with it), a u8 B by -128; the
@@ -314,23 +402,7 @@ public:
         auto* workspace = static_cast<uint8_t*>(ctx.workspace(workspace_bytes()));
         auto* packed_a = workspace + column_bytes();
         auto* row_sums = reinterpret_cast<int32_t*>(packed_a + rows * stride);
-        const auto* pa = static_cast<const uint8_t*>(a.raw_data());
-        const uint8_t flip = signed_a ? 0x80 : 0;  // i8 + 128 as u8
-        const bool avx2 = has_avx2();
-        parallel_for(rows, grain_for(k), [&](int64_t begin, int64_t end) {
-            for (int64_t r = begin; r < end; ++r) {
-                uint8_t* row = packed_a + r * stride;
-                const uint8_t* from = pa + r * k;
-                int64_t j = 0;
-                int32_t sum = avx2 ? copy_and_sum_avx2(from, row, k, flip, j) : 0;
-                for (; j < k; ++j) {
-                    row[j] = static_cast<uint8_t>(from[j] ^ flip);
-                    sum += row[j];
-                }
-                std::fill(row + k, row + stride, uint8_t{0});
-                row_sums[r] = sum;
-            }
-        });
+        pack_rows(static_cast<const uint8_t*>(a.raw_data()), rows, k, stride, signed_a, packed_a, row_sums);
         // The output's address once: Tensor::data checks host access at every call.
         Correction state{packed_column_sums(layout_, weight_.data<uint8_t>()), b_zero_.data(), row_sums, a_zero, k, n,
                          out.raw_data(), out.dtype()};
@@ -359,69 +431,6 @@ public:
     }
 
 private:
-    struct Correction {
-        const int32_t *column_sums, *b_zero, *row_sums;
-        int32_t a_zero;
-        int64_t k, n;
-        void* out;      // i32 sums, the requantized u8/i8 (QLinearMatMul) or f32 (MatMulIntegerToFloat)
-        DType out_dtype;
-        const double* multipliers = nullptr;  // QLinearMatMul: per column
-        int32_t y_zero = 0;
-        const float *scales = nullptr, *bias = nullptr;  // MatMulIntegerToFloat: per column
-        std::optional<YGrid> y_grid;                       // and Y's quantization, if any
-        static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
-            const auto& s = *static_cast<const Correction*>(self);
-            if (s.scales) return s.dequantize(row0, rows, col0, cols, acc, ld);
-            for (int64_t r = 0; r < rows; ++r) {
-                const int64_t row_sum = s.row_sums[row0 + r];
-                const int64_t at = (row0 + r) * s.n + col0;
-                for (int64_t c = 0; c < cols; ++c) {
-                    const int64_t zb = s.b_zero[col0 + c];
-                    const auto v = static_cast<int32_t>(acc[r * ld + c] - int64_t{s.a_zero} * s.column_sums[col0 + c] -
-                                                        zb * row_sum + s.k * s.a_zero * zb);
-                    if (!s.multipliers) static_cast<int32_t*>(s.out)[at + c] = v;
-                    else if (s.out_dtype == DType::u8) static_cast<uint8_t*>(s.out)[at + c] = s.requantize<uint8_t>(v, col0 + c);
-                    else static_cast<int8_t*>(s.out)[at + c] = s.requantize<int8_t>(v, col0 + c);
-                }
-            }
-        }
-        // The corrected sum times the scale, plus the bias. In i32, so that the loop vectorizes:
-        // each of the four terms is at most K · 255 · 128 in size, so no partial sum overflows
-        // for K ≤ kMaxDequantizedK (takes() sends longer products to the plain kernel).
-        void dequantize(int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) const {
-            const int32_t* sums = column_sums + col0;
-            const int32_t* zb = b_zero + col0;
-            const float* scale = scales + col0;
-            const float* add = bias + col0;
-            for (int64_t r = 0; r < rows; ++r) {
-                const int32_t row_sum = row_sums[row0 + r];
-                const int32_t* a_row = acc + r * ld;
-                float* y = static_cast<float*>(out) + (row0 + r) * n + col0;
-                const auto kz = static_cast<int32_t>(k) * a_zero;
-                if (y_grid) {
-                    const YGrid g = *y_grid;
-                    for (int64_t c = 0; c < cols; ++c) {
-                        const int32_t v = a_row[c] - a_zero * sums[c] - zb[c] * row_sum + kz * zb[c];
-                        y[c] = g.round(static_cast<float>(v) * scale[c]) + add[c];
-                    }
-                } else {
-                    for (int64_t c = 0; c < cols; ++c) {
-                        const int32_t v = a_row[c] - a_zero * sums[c] - zb[c] * row_sum + kz * zb[c];
-                        y[c] = static_cast<float>(v) * scale[c] + add[c];
-                    }
-                }
-            }
-        }
-        template <class Q>
-        Q requantize(int32_t v, int64_t column) const {
-            return static_cast<Q>(std::clamp(std::nearbyint(v * multipliers[column]) + y_zero,
-                                             double(std::numeric_limits<Q>::min()), double(std::numeric_limits<Q>::max())));
-        }
-    };
-
-    static int32_t read_int(const Tensor& t, int64_t i) {
-        return t.dtype() == DType::u8 ? t.data<uint8_t>()[i] : t.data<int8_t>()[i];
-    }
     // B as s8: u8 values less 128.
     static Tensor pack_shifted(const Int8WeightLayout& layout, const Tensor& b) {
         std::vector<int8_t> s8(static_cast<size_t>(b.numel()));
@@ -437,9 +446,83 @@ private:
     std::vector<int32_t> b_zero_;
 };
 
+// MatMulIntegerToFloat of two activations (attention's products in a QDQ file): every batch
+// matrix of B packed at run time (K·N bytes against M·K·N multiply-adds), then the packed kernel
+// and the dequantizing epilogue of the weight products; the batch's matrices (heads) spread over
+// the pool, each product inline in its task. Per-tensor scales and zero points only, as a file
+// quantizes activations.
+class RuntimePackedProduct final : public CompiledKernel {
+public:
+    static bool takes(const CompileContext& c) {
+        const NodeSignature& node = c.node();
+        if (c.constant(1)) return false;  // a weight: PackedIntegerProduct
+        const Shape &a = node.input_shapes[0], &b = node.input_shapes[1];
+        if (a.rank() < 2 || b.rank() < 2 || a[a.rank() - 1] != b[b.rank() - 2] || b[b.rank() - 2] > kMaxDequantizedK)
+            return false;
+        const auto integer8 = [](DType t) { return t == DType::u8 || t == DType::i8; };
+        if (!integer8(node.input_dtypes[0]) || !integer8(node.input_dtypes[1])) return false;
+        const auto present = [&](size_t i) { return i < node.inputs_present.size() && node.inputs_present[i]; };
+        for (size_t i : {size_t{2}, size_t{3}, size_t{4}, size_t{6}})
+            if (present(i) && node.input_shapes[i].numel() != 1) return false;
+        return node.input_dtypes[2] == DType::f32 && (!present(5) || node.input_shapes[5].numel() == b[b.rank() - 1]);
+    }
+
+    void run(KernelContext& ctx) const override {
+        const Tensor &a = ctx.input(0), &b = ctx.input(1);
+        Tensor& out = ctx.output(0);
+        if (out.numel() == 0) return;
+        const Shape &sa = a.shape(), &sb = b.shape();
+        const int64_t m = sa[sa.rank() - 2], k = sa[sa.rank() - 1], n = sb[sb.rank() - 1];
+        const size_t rank = out.rank() - 2;
+        const std::vector<int64_t> batch(out.shape().dims().begin(), out.shape().dims().end() - 2);
+        const std::vector<int64_t> a_steps = batch_steps(sa, sa.rank() - 2, rank), b_steps = batch_steps(sb, sb.rank() - 2, rank);
+        const Int8WeightLayout layout = int8_weight_layout(int8_kernel(), k, n);
+        const int64_t stride = int8_row_stride(layout);
+        const bool signed_a = a.dtype() == DType::i8, unsigned_b = b.dtype() == DType::u8;
+        const int32_t a_zero = (ctx.has_input(3) ? read_int(ctx.input(3), 0) : 0) + (signed_a ? 128 : 0);
+        // B's zero point, shifted as B is (u8 less 128 to s8).
+        const std::vector<int32_t> b_zero(static_cast<size_t>(n), (ctx.has_input(4) ? read_int(ctx.input(4), 0) : 0) -
+                                                                     (unsigned_b ? 128 : 0));
+        const std::vector<float> scales(static_cast<size_t>(n), ctx.input(2).data<float>()[0]);
+        std::vector<float> bias(static_cast<size_t>(n), 0.0f);
+        if (ctx.has_input(5)) std::copy_n(ctx.input(5).data<float>(), n, bias.data());
+        const std::optional<YGrid> grid = ctx.has_input(6) ? std::optional(YGrid::of(ctx.input(6), ctx.input(7))) : std::nullopt;
+        const auto* pa = static_cast<const uint8_t*>(a.raw_data());
+        const auto* pb = static_cast<const uint8_t*>(b.raw_data());
+        auto* py = static_cast<float*>(out.raw_data());
+        parallel_for(product(batch, 0, rank), 1, [&](int64_t begin, int64_t end) {
+            std::vector<int8_t> b_s8(static_cast<size_t>(k * n));
+            std::vector<uint8_t> a_rows(static_cast<size_t>(m * stride));
+            std::vector<int32_t> row_sums(static_cast<size_t>(m));
+            for (int64_t p = begin; p < end; ++p) {
+                int64_t oa = 0, ob = 0, rest = p;  // batch offsets, in matrices
+                for (size_t i = rank; i-- > 0;) {
+                    const int64_t index = rest % batch[i];
+                    rest /= batch[i];
+                    oa += index * a_steps[i];
+                    ob += index * b_steps[i];
+                }
+                const uint8_t* b_matrix = pb + ob * k * n;
+                for (int64_t i = 0; i < k * n; ++i)
+                    b_s8[static_cast<size_t>(i)] = static_cast<int8_t>(unsigned_b ? int32_t{b_matrix[i]} - 128 : int8_t(b_matrix[i]));
+                const Tensor packed = pack_int8_weight(layout, b_s8.data(), n);
+                pack_rows(pa + oa * m * k, m, k, stride, signed_a, a_rows.data(), row_sums.data());
+                Correction state{packed_column_sums(layout, packed.data<uint8_t>()), b_zero.data(), row_sums.data(), a_zero, k, n,
+                                 py + p * m * n, DType::f32};
+                state.scales = scales.data();
+                state.bias = bias.data();
+                state.y_grid = grid;
+                gemm_u8s8(layout, packed.data<uint8_t>(), a_rows.data(), m, &Correction::tile, &state);
+            }
+        });
+    }
+};
+
 // The packed kernel where it takes the node, else the plain loops.
 KernelFactory integer_product(IntegerProductForm form, Kernel plain) {
     return [form, plain](const CompileContext& c) -> std::unique_ptr<CompiledKernel> {
+        if (form.output == IntegerOutput::dequantized && RuntimePackedProduct::takes(c))
+            return std::make_unique<RuntimePackedProduct>();
         if (!PackedIntegerProduct::takes(c, form)) return std::make_unique<FunctionKernel>(plain);
         const Shape& a = c.node().input_shapes[form.a];
         const int64_t k = a[a.rank() - 1];
