@@ -1,8 +1,10 @@
-// MatMulInteger and QLinearMatMul over u8/i8 operands with MatMul's batch broadcasting: the
-// operands, less their zero points, are widened to i32 and multiplied with i32 accumulation;
-// QLinearMatMul then rescales by a_scale * b_scale / y_scale and requantizes.
-// Both by a constant 2-D B (what onnxruntime's quantization writes for every weight) go to the
-// packed int8 kernel instead (int8_gemm.hpp), B packed once per session.
+// MatMulInteger, QLinearMatMul and MatMulIntegerToFloat over u8/i8 operands with MatMul's batch
+// broadcasting. The plain loops widen the operands, less their zero points, to i32 and multiply
+// with i32 accumulation; QLinearMatMul then rescales by a_scale * b_scale / y_scale and
+// requantizes, MatMulIntegerToFloat scales to f32 and adds its bias. By a constant 2-D B (what
+// onnxruntime's quantization writes for every weight) they run on the packed int8 kernel
+// (int8_gemm.hpp), B packed once per session; by a B that is an activation quantized per tensor
+// (attention's products), on the same kernel with each matrix of B packed at run time.
 #include "backends/cpu/kernels/cpu_features.hpp"
 #include "backends/cpu/kernels/int8_gemm.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
@@ -446,29 +448,40 @@ private:
     std::vector<int32_t> b_zero_;
 };
 
-// MatMulIntegerToFloat of two activations (attention's products in a QDQ file): every batch
-// matrix of B packed at run time (K·N bytes against M·K·N multiply-adds), then the packed kernel
-// and the dequantizing epilogue of the weight products; the batch's matrices (heads) spread over
-// the pool, each product inline in its task. Per-tensor scales and zero points only, as a file
-// quantizes activations.
+// An integer product of two activations (attention's in a quantized file: MatMulIntegerToFloat
+// from a QDQ file, QLinearMatMul in the operator format): every batch matrix of B packed at run
+// time (K·N bytes against M·K·N multiply-adds), then the packed kernel and the epilogue of the
+// weight products; the batch's matrices (heads) spread over the pool, each product inline in
+// its task. Scales and zero points per tensor, as files quantize activations.
 class RuntimePackedProduct final : public CompiledKernel {
 public:
-    static bool takes(const CompileContext& c) {
+    explicit RuntimePackedProduct(IntegerProductForm form) : form_(form) {}
+
+    static bool takes(const CompileContext& c, IntegerProductForm form) {
         const NodeSignature& node = c.node();
-        if (c.constant(1)) return false;  // a weight: PackedIntegerProduct
-        const Shape &a = node.input_shapes[0], &b = node.input_shapes[1];
+        if (c.constant(form.b)) return false;  // a weight: PackedIntegerProduct
+        const Shape &a = node.input_shapes[form.a], &b = node.input_shapes[form.b];
         if (a.rank() < 2 || b.rank() < 2 || a[a.rank() - 1] != b[b.rank() - 2] || b[b.rank() - 2] > kMaxDequantizedK)
             return false;
         const auto integer8 = [](DType t) { return t == DType::u8 || t == DType::i8; };
-        if (!integer8(node.input_dtypes[0]) || !integer8(node.input_dtypes[1])) return false;
+        if (!integer8(node.input_dtypes[form.a]) || !integer8(node.input_dtypes[form.b])) return false;
         const auto present = [&](size_t i) { return i < node.inputs_present.size() && node.inputs_present[i]; };
-        for (size_t i : {size_t{2}, size_t{3}, size_t{4}, size_t{6}})
-            if (present(i) && node.input_shapes[i].numel() != 1) return false;
-        return node.input_dtypes[2] == DType::f32 && (!present(5) || node.input_shapes[5].numel() == b[b.rank() - 1]);
+        const auto one_value = [&](size_t i) { return !present(i) || node.input_shapes[i].numel() == 1; };
+        if (!one_value(form.a_zero) || !one_value(form.b_zero)) return false;
+        switch (form.output) {
+            case IntegerOutput::dequantized:
+                return node.input_dtypes[2] == DType::f32 && one_value(2) && one_value(6) &&
+                       (!present(5) || node.input_shapes[5].numel() == b[b.rank() - 1]);
+            case IntegerOutput::requantized:
+                for (size_t i : {size_t{1}, size_t{4}, size_t{6}})
+                    if (node.input_dtypes[i] != DType::f32 || !one_value(i)) return false;
+                return one_value(7) && integer8(node.output_dtypes[0]) && node.input_dtypes[7] == node.output_dtypes[0];
+            default: return node.output_dtypes[0] == DType::i32;
+        }
     }
 
     void run(KernelContext& ctx) const override {
-        const Tensor &a = ctx.input(0), &b = ctx.input(1);
+        const Tensor &a = ctx.input(form_.a), &b = ctx.input(form_.b);
         Tensor& out = ctx.output(0);
         if (out.numel() == 0) return;
         const Shape &sa = a.shape(), &sb = b.shape();
@@ -479,17 +492,31 @@ public:
         const Int8WeightLayout layout = int8_weight_layout(int8_kernel(), k, n);
         const int64_t stride = int8_row_stride(layout);
         const bool signed_a = a.dtype() == DType::i8, unsigned_b = b.dtype() == DType::u8;
-        const int32_t a_zero = (ctx.has_input(3) ? read_int(ctx.input(3), 0) : 0) + (signed_a ? 128 : 0);
+        const int32_t a_zero = (ctx.has_input(form_.a_zero) ? read_int(ctx.input(form_.a_zero), 0) : 0) + (signed_a ? 128 : 0);
         // B's zero point, shifted as B is (u8 less 128 to s8).
-        const std::vector<int32_t> b_zero(static_cast<size_t>(n), (ctx.has_input(4) ? read_int(ctx.input(4), 0) : 0) -
+        const std::vector<int32_t> b_zero(static_cast<size_t>(n), (ctx.has_input(form_.b_zero) ? read_int(ctx.input(form_.b_zero), 0) : 0) -
                                                                      (unsigned_b ? 128 : 0));
-        const std::vector<float> scales(static_cast<size_t>(n), ctx.input(2).data<float>()[0]);
-        std::vector<float> bias(static_cast<size_t>(n), 0.0f);
-        if (ctx.has_input(5)) std::copy_n(ctx.input(5).data<float>(), n, bias.data());
-        const std::optional<YGrid> grid = ctx.has_input(6) ? std::optional(YGrid::of(ctx.input(6), ctx.input(7))) : std::nullopt;
+        // What the epilogue needs besides the sums, the same for every matrix.
+        Correction common{nullptr, b_zero.data(), nullptr, a_zero, k, n, nullptr, out.dtype()};
+        std::vector<float> scales, bias;
+        std::vector<double> multipliers;
+        if (form_.output == IntegerOutput::dequantized) {
+            scales.assign(static_cast<size_t>(n), ctx.input(2).data<float>()[0]);
+            bias.assign(static_cast<size_t>(n), 0.0f);
+            if (ctx.has_input(5)) std::copy_n(ctx.input(5).data<float>(), n, bias.data());
+            common.scales = scales.data();
+            common.bias = bias.data();
+            if (ctx.has_input(6)) common.y_grid = YGrid::of(ctx.input(6), ctx.input(7));
+        } else if (form_.output == IntegerOutput::requantized) {
+            multipliers.assign(static_cast<size_t>(n), double(ctx.input(1).data<float>()[0]) * ctx.input(4).data<float>()[0] /
+                                                           ctx.input(6).data<float>()[0]);
+            common.multipliers = multipliers.data();
+            common.y_zero = read_int(ctx.input(7), 0);
+        }
         const auto* pa = static_cast<const uint8_t*>(a.raw_data());
         const auto* pb = static_cast<const uint8_t*>(b.raw_data());
-        auto* py = static_cast<float*>(out.raw_data());
+        auto* py = static_cast<char*>(out.raw_data());
+        const size_t element = dtype_size(out.dtype());
         parallel_for(product(batch, 0, rank), 1, [&](int64_t begin, int64_t end) {
             std::vector<int8_t> b_s8(static_cast<size_t>(k * n));
             std::vector<uint8_t> a_rows(static_cast<size_t>(m * stride));
@@ -507,22 +534,23 @@ public:
                     b_s8[static_cast<size_t>(i)] = static_cast<int8_t>(unsigned_b ? int32_t{b_matrix[i]} - 128 : int8_t(b_matrix[i]));
                 const Tensor packed = pack_int8_weight(layout, b_s8.data(), n);
                 pack_rows(pa + oa * m * k, m, k, stride, signed_a, a_rows.data(), row_sums.data());
-                Correction state{packed_column_sums(layout, packed.data<uint8_t>()), b_zero.data(), row_sums.data(), a_zero, k, n,
-                                 py + p * m * n, DType::f32};
-                state.scales = scales.data();
-                state.bias = bias.data();
-                state.y_grid = grid;
+                Correction state = common;
+                state.column_sums = packed_column_sums(layout, packed.data<uint8_t>());
+                state.row_sums = row_sums.data();
+                state.out = py + static_cast<size_t>(p * m * n) * element;
                 gemm_u8s8(layout, packed.data<uint8_t>(), a_rows.data(), m, &Correction::tile, &state);
             }
         });
     }
+
+private:
+    IntegerProductForm form_;
 };
 
 // The packed kernel where it takes the node, else the plain loops.
 KernelFactory integer_product(IntegerProductForm form, Kernel plain) {
     return [form, plain](const CompileContext& c) -> std::unique_ptr<CompiledKernel> {
-        if (form.output == IntegerOutput::dequantized && RuntimePackedProduct::takes(c))
-            return std::make_unique<RuntimePackedProduct>();
+        if (RuntimePackedProduct::takes(c, form)) return std::make_unique<RuntimePackedProduct>(form);
         if (!PackedIntegerProduct::takes(c, form)) return std::make_unique<FunctionKernel>(plain);
         const Shape& a = c.node().input_shapes[form.a];
         const int64_t k = a[a.rank() - 1];
