@@ -69,6 +69,25 @@ std::vector<Case> fused_cases() {
         c.push_back(fused);
     }
 
+    // AddLayerNormalization with the casts of the f16/bf16 lowering folded in: an f32 X (the
+    // residual stream) beside a Skip in the low type, Y written in it (attribute y_dtype).
+    for (const DType low : {DType::f16, DType::bf16})
+        for (const bool low_skip : {true, false}) {
+            const std::string name(infer::dtype_name(low));
+            Case folded{"AddLayerNormalization",
+                        std::string("f32 X") + (low_skip ? " + " + name + " Skip" : " + f32 Skip") + " to " + name + " Y",
+                        {x("X", {3, 2, 72}), low_skip ? typed(x("Skip", {3, 2, 72}), low) : x("Skip", {3, 2, 72}),
+                         x("Scale", {72}), x("B", {72})},
+                        node("AddLayerNormalization", {{"epsilon", 1e-5f}, {"y_dtype", name}}, {}, 2),
+                        [](const auto& v, DType) {
+                            const RefTensor sum = ref::binary(v[0], v[1], [](double a, double b) { return a + b; });
+                            return std::vector{ref::layer_norm(sum, v[2], &v[3], -1, 1e-5)[0], sum};
+                        }};
+            folded.dtypes = {DType::f32};
+            folded.accumulates = true;
+            c.push_back(folded);
+        }
+
     // Attention: per head softmax(Q·Kᵀ·scale + bias)·V, with masks and position biases of the
     // shapes BERT ([B,1,1,Sk]), GPT-2 ([1,1,Sq,Sk]) and T5 ([1,H,Sq,Sk]) add to the scores.
     struct AttentionSpec { int64_t batch, sq, sk, heads, d; std::optional<Shape> bias; };

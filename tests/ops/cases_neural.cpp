@@ -14,11 +14,6 @@ Case accumulating(Case c) {
     return c;
 }
 
-InputSpec typed(InputSpec spec, DType type) {
-    spec.dtype = type;
-    return spec;
-}
-
 void add_losses(std::vector<Case>& c) {
     struct Spec { Shape x; std::string reduction; bool weight; std::optional<int64_t> ignore; DType target; };
     for (const auto& s : std::vector<Spec>{{{3, 5}, "mean", false, std::nullopt, DType::i64},

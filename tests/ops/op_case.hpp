@@ -60,6 +60,12 @@ struct Case {
 };
 
 // ---- building blocks for the case tables
+// `spec` in a dtype of its own, whatever the case runs in.
+inline InputSpec typed(InputSpec spec, DType type) {
+    spec.dtype = type;
+    return spec;
+}
+
 inline InputSpec x(std::string name, Shape shape, double scale = 1.0) {
     return {std::move(name), std::move(shape), std::nullopt, Fill::signed_values, 0, 0, scale};
 }

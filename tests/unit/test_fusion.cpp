@@ -316,3 +316,30 @@ TEST_CASE("T5's attention fuses: no scale, a position bias and a mask added in t
     REQUIRE(got.size() == expected.size());
     for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(expected[i]).margin(1e-5));
 }
+
+// After the f16/bf16 lowering the residual stream stays f32 while the products run in the low
+// type: a Cast widened the product's output into the layer norm and another narrowed its result
+// for the next product. Both fold into AddLayerNormalization (Skip read and Y written in the low
+// type), and the results stay as close to f32 as before.
+TEST_CASE("f16 and bf16 sessions fold the casts around a residual layer norm into it", "[fusion][precision]") {
+    GraphBuilder b;
+    auto x = b.input("x", DType::f32, {2, 4, 16});
+    auto h = b.add(b.matmul(x, b.constant(ramp({16, 16}, 0.01f, -0.8f))), b.constant(ramp({16}, 0.05f, -0.3f)));
+    auto sum = b.add(x, h);
+    auto normed = b.layer_norm(sum, b.constant(ramp({16}, 0.03f, 0.7f)), b.constant(ramp({16}, 0.02f, -0.1f)));
+    b.output("y", b.add(sum, b.matmul(normed, b.constant(ramp({16, 16}, 0.007f, -0.5f)))));
+    const Graph graph = b.build();
+    const Batch input{{"x", ramp({2, 4, 16}, 0.11f, -3.0f)}};
+    const std::vector<float> reference = Session(graph).run(input)["y"].to_vector<float>();
+    for (const Precision precision : {Precision::f16, Precision::bf16}) {
+        INFO(precision_name(precision));
+        Session session(graph, {.precision = precision});
+        const std::vector<float> got = session.run(input)["y"].to_vector<float>();
+        // Left: x narrowed for the first product, the second product's output widened for the
+        // residual Add; none around the layer norm.
+        CHECK(count_op(session.placement(), "Cast") == 2);
+        CHECK(count_op(session.placement(), "AddLayerNormalization") == 1);
+        REQUIRE(got.size() == reference.size());
+        for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(reference[i]).margin(3e-2).epsilon(2e-2));
+    }
+}

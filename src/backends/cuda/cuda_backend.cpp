@@ -171,9 +171,15 @@ public:
     }
 
     // Training-mode BatchNormalization (batch statistics, running-statistics outputs) has no
-    // CUDA kernel; the planner runs it on the CPU.
+    // CUDA kernel; the planner runs it on the CPU. AddLayerNormalization with its casts folded
+    // in (Skip or Y in f16/bf16 beside f32 X) only once that kernel form has passed a GPU check
+    // (kernel_support.hpp); otherwise the casts stay around it.
     bool supports(const NodeSignature& node) const override {
         if (node.op == "BatchNormalization" && node.attributes && node.attributes->get_int("training_mode", 0) != 0)
+            return false;
+        if (node.op == "AddLayerNormalization" && !unverified_kernels_enabled() && node.input_dtypes.size() > 1 &&
+            !node.output_dtypes.empty() &&
+            (node.input_dtypes[1] != node.input_dtypes[0] || node.output_dtypes[0] != node.input_dtypes[0]))
             return false;
         return Backend::supports(node);
     }

@@ -71,16 +71,18 @@ void run_fused_matmul(const Launch& l) {
 }
 
 // One block per row: sum = x + skip (each may repeat over leading rows: x_rows, skip_rows),
-// kept in the output row (or the sum output) while mean and variance are reduced in f32.
-template <class T>
-__global__ void add_layer_norm_kernel(const T* x, const T* skip, const T* scale, const T* bias, T* y, T* sum_out,
+// kept in the output row (or the sum output) while mean and variance are reduced in f32. X,
+// scale, bias and the sum are of type T; Skip (S) and Y (Y) may be f16/bf16 beside an f32 T
+// (fold_norm_casts.cpp).
+template <class T, class S = T, class Y = T>
+__global__ void add_layer_norm_kernel(const T* x, const S* skip, const T* scale, const T* bias, Y* y, T* sum_out,
                                       int64_t rows, int64_t cols, int64_t x_rows, int64_t skip_rows,
                                       float epsilon) {
     __shared__ float scratch[32];
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const T* a = x + (row % x_rows) * cols;
-        const T* s = skip + (row % skip_rows) * cols;
-        T* out = y + row * cols;
+        const S* s = skip + (row % skip_rows) * cols;
+        Y* out = y + row * cols;
         T* kept = sum_out ? sum_out + row * cols : nullptr;
         float total = 0.0f;
         for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) total += load_float(a[i]) + load_float(s[i]);
@@ -96,7 +98,7 @@ __global__ void add_layer_norm_kernel(const T* x, const T* skip, const T* scale,
             if (kept) kept[i] = store<T>(static_cast<Compute<T>>(v));
             float normalized = (v - mean) * inv_std * load_float(scale[i]);
             if (bias) normalized += load_float(bias[i]);
-            out[i] = store<T>(static_cast<Compute<T>>(normalized));
+            out[i] = store<Y>(static_cast<Compute<Y>>(normalized));
         }
     }
 }
@@ -127,14 +129,26 @@ void run_add_layer_norm(const Launch& l) {
     const bool keep_sum = l.ctx.num_outputs() > 1 && l.ctx.output(1).defined();
     const int threads = static_cast<int>(std::clamp<int64_t>((cols + 31) / 32 * 32, 32, 256));
     const auto blocks = static_cast<unsigned>(std::min<int64_t>(rows, int64_t{1} << 20));
-    dispatch_float(y.dtype(), l, [&](auto tag) {
-        using T = typename decltype(tag)::type;
+    const DType x_type = l.ctx.input(0).dtype(), skip_type = l.ctx.input(1).dtype();
+    const auto launch = [&](auto x_tag, auto skip_tag, auto y_tag) {
+        using T = typename decltype(x_tag)::type;
+        using S = typename decltype(skip_tag)::type;
+        using Y = typename decltype(y_tag)::type;
         add_layer_norm_kernel<<<blocks, threads, 0, l.handle()>>>(
-            static_cast<const T*>(l.in(0)), static_cast<const T*>(l.in(1)), static_cast<const T*>(l.in(2)),
-            l.ctx.has_input(3) ? static_cast<const T*>(l.in(3)) : nullptr, static_cast<T*>(l.out(0)),
+            static_cast<const T*>(l.in(0)), static_cast<const S*>(l.in(1)), static_cast<const T*>(l.in(2)),
+            l.ctx.has_input(3) ? static_cast<const T*>(l.in(3)) : nullptr, static_cast<Y*>(l.out(0)),
             keep_sum ? static_cast<T*>(l.out(1)) : nullptr, rows, cols, x_rows, skip_rows,
             l.ctx.attrs().get_float("epsilon", 1e-5f));
         l.check_launch("add_layer_norm_kernel");
+    };
+    if (skip_type == x_type && y.dtype() == x_type) {
+        dispatch_float(x_type, l, [&](auto tag) { launch(tag, tag, tag); });
+        return;
+    }
+    // The folded form: f32 X and sum, Skip and Y each f32 or the low type.
+    if (x_type != DType::f32) l.unsupported("X " + l.ctx.input(0).describe() + " beside Skip " + l.ctx.input(1).describe());
+    dispatch_float(skip_type, l, [&](auto skip_tag) {
+        dispatch_float(y.dtype(), l, [&](auto y_tag) { launch(Tag<float>{}, skip_tag, y_tag); });
     });
 }
 

@@ -1,5 +1,8 @@
 #include "backends/cuda/kernel_support.hpp"
 
+#include <cstdlib>
+#include <string>
+
 namespace infer::cuda {
 
 std::string Launch::where() const {
@@ -46,6 +49,14 @@ std::vector<int64_t> Launch::ints(size_t i) const {
 
 void Launch::check_launch(const char* kernel) const {
     INFER_CUDA_CHECK(cudaGetLastError(), std::string(kernel) + " for " + where());
+}
+
+bool unverified_kernels_enabled() {
+    static const bool enabled = [] {
+        const char* value = std::getenv("INFER_CUDA_UNVERIFIED");
+        return value && std::string(value) == "1";
+    }();
+    return enabled;
 }
 
 }  // namespace infer::cuda

@@ -14,8 +14,6 @@
 #include "backends/cuda/skinny_gemm.hpp"
 
 #include <climits>
-#include <cstdlib>
-#include <string>
 
 namespace infer::cuda {
 
@@ -236,16 +234,8 @@ void launch(const Launch& l, const SkinnyProduct& p) {
 
 }  // namespace
 
-bool skinny_gemm_enabled() {
-    static const bool enabled = [] {
-        const char* value = std::getenv("INFER_CUDA_SKINNY");
-        return value && std::string(value) == "1";
-    }();
-    return enabled;
-}
-
 bool skinny_gemm(const Launch& l, const SkinnyProduct& p) {
-    if (!skinny_gemm_enabled()) return false;
+    if (!unverified_kernels_enabled()) return false;
     if (p.m < 1 || p.m > kSkinnyRows || p.k < 1 || p.n < 1) return false;
     // 32-bit element indices inside the kernels (the row offsets into B are 64-bit).
     if (p.k > INT_MAX / 2 || p.n > INT_MAX / 2) return false;

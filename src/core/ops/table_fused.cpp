@@ -60,9 +60,39 @@ std::vector<Shape> shape_matmul_integer_to_float(const InferenceContext& ctx) {
 DType dtype_f32(const InferenceContext&, size_t) { return DType::f32; }
 
 // AddLayerNormalization(X, Skip, Scale, Bias?) → Y = LayerNorm(X + Skip) over the last axis,
-// and optionally Sum = X + Skip (the residual stream, when it is read further on).
+// and optionally Sum = X + Skip (the residual stream, when it is read further on). After the
+// f16/bf16 lowering (passes/fold_norm_casts.cpp) an f32 node may take Skip in the low type and
+// write Y in it (attribute y_dtype): the casts around the residual stream, folded in.
+bool is_low_float(DType t) { return t == DType::f16 || t == DType::bf16; }
+
+DType add_layer_norm_y_dtype(const InferenceContext& ctx) {
+    const std::string name = ctx.attrs().get_string("y_dtype", "");
+    if (name.empty()) return ctx.dtype(0);
+    DType y = DType::f32;
+    try {
+        y = parse_dtype(name);
+    } catch (const InvalidArgument& e) {
+        ctx.fail(e.what());
+    }
+    if (y != ctx.dtype(0) && !(ctx.dtype(0) == DType::f32 && is_low_float(y)))
+        ctx.fail("y_dtype " + name + " beside X of " + std::string(dtype_name(ctx.dtype(0))) + " (only f32 X may write f16 or bf16)");
+    return y;
+}
+
+DType dtype_add_layer_norm(const InferenceContext& ctx, size_t output) {
+    return output == 0 ? add_layer_norm_y_dtype(ctx) : ctx.dtype(0);
+}
+
 std::vector<Shape> shape_add_layer_norm(const InferenceContext& ctx) {
-    check_same_dtypes(ctx, 0);
+    const DType x = ctx.dtype(0);
+    if (ctx.dtype(1) != x && !(x == DType::f32 && is_low_float(ctx.dtype(1))))
+        ctx.fail("Skip is " + std::string(dtype_name(ctx.dtype(1))) + " but X is " + std::string(dtype_name(x)) +
+                 " (only an f32 X may take an f16 or bf16 Skip)");
+    for (size_t i = 2; i < 4; ++i)
+        if (ctx.has_input(i) && ctx.dtype(i) != x)
+            ctx.fail("input " + std::to_string(i) + " is " + std::string(dtype_name(ctx.dtype(i))) + " but X is " +
+                     std::string(dtype_name(x)));
+    add_layer_norm_y_dtype(ctx);
     Shape sum;
     try {
         sum = Shape::broadcast(ctx.shape(0), ctx.shape(1));
@@ -117,7 +147,7 @@ std::vector<OpSchema> fused_op_schemas() {
         // Integer sums dequantized to f32 (A's dtype picks the kernel).
         {"MatMulIntegerToFloat", 3, 8, 1, 1, 0, dtype_f32, shape_matmul_integer_to_float, 0, kFusedF32},
         // keeps_f32 as LayerNormalization does: the residual stream stays in f32.
-        {"AddLayerNormalization", 3, 4, 1, 2, 0, same, shape_add_layer_norm, 0, kFusedF32},
+        {"AddLayerNormalization", 3, 4, 1, 2, 0, dtype_add_layer_norm, shape_add_layer_norm, 0, kFusedF32},
         // Low like the products it is made of; the softmax is computed in f32 inside.
         {"Attention", 3, 4, 1, 1, 0, same, shape_attention, 0, kFusedLow},
     };

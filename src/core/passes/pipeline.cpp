@@ -24,6 +24,7 @@ const std::vector<NamedPass>& session_passes() {
         {"fuse_add_layer_norm", fuse_add_layer_norm},
         {"quantize_products", quantize_products},
         {"lower_precision", lower_precision_pass},
+        {"fold_norm_casts", fold_norm_casts},
     };
     return passes;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // The passes a session runs on its graph before planning, in one ordered list: fusions first
 // (each only where the target backend has a kernel for the fused op), then the int8
-// quantization or the f16/bf16 lowering. Every pass works on a Rewriter, which keeps the graph's producer/consumer index.
+// quantization or the f16/bf16 lowering and the casts it leaves around layer norms folded. Every pass works on a Rewriter, which keeps the graph's producer/consumer index.
 #include "core/ir/graph_ir.hpp"
 #include "core/passes/rewriter.hpp"
 
@@ -61,5 +61,7 @@ void quantize_products(Rewriter& rewriter, const PassContext& context);
 std::vector<int> quantizable_products(const Rewriter& rewriter);
 // f16/bf16 lowering at those precisions (lower_precision.cpp).
 void lower_precision_pass(Rewriter& rewriter, const PassContext& context);
+// Then the Casts around each AddLayerNormalization folded into it (fold_norm_casts.cpp).
+void fold_norm_casts(Rewriter& rewriter, const PassContext& context);
 
 }  // namespace infer::detail

@@ -5,6 +5,7 @@
 #include "backends/cpu/kernels/broadcast.hpp"
 #include "backends/cpu/kernels/gelu_rows.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
+#include "backends/cpu/kernels/half_convert.hpp"
 #include "backends/cpu/kernels/half_weight_product.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/neural_normalization.hpp"
@@ -56,33 +57,59 @@ void fused_matmul_kernel(KernelContext& ctx) {
     fused_matmul_epilogue(ctx, ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr, y, rows, n);
 }
 
-// Y = LayerNorm(X + Skip) over the last axis; Sum = X + Skip when asked for.
+// 16-bit values (f16 or bf16 bits) to f32, or back.
+void widen(const Tensor& t, float* out) {
+    const auto* bits = static_cast<const uint16_t*>(t.raw_data());
+    const auto count = static_cast<size_t>(t.numel());
+    if (t.dtype() == DType::bf16) bfloat16_to_float(bits, out, count);
+    else half_to_float(bits, out, count);
+}
+
+void narrow(const float* values, Tensor& t) {
+    auto* bits = static_cast<uint16_t*>(t.raw_data());
+    const auto count = static_cast<size_t>(t.numel());
+    if (t.dtype() == DType::bf16) float_to_bfloat16(values, bits, count);
+    else float_to_half(values, bits, count);
+}
+
+// Y = LayerNorm(X + Skip) over the last axis; Sum = X + Skip when asked for. After the f16/bf16
+// lowering Skip may arrive, and Y may be written, in the low type (fold_norm_casts.cpp).
 void add_layer_norm_kernel(KernelContext& ctx) {
-    require_same_dtype(ctx, 0, 1);
     const Tensor& x = ctx.input(0);
-    const Tensor& skip = ctx.input(1);
+    const Tensor& skip_in = ctx.input(1);
     Tensor& y = ctx.output(0);
     if (y.numel() == 0) return;
+    if (x.dtype() != DType::f32) unsupported(ctx, "X of dtype " + std::string(dtype_name(x.dtype())));
     const Shape& shape = y.shape();
     const int64_t length = shape[shape.rank() - 1], rows = y.numel() / length;
     const bool keep_sum = ctx.num_outputs() > 1 && ctx.output(1).defined();
-    // Scratch for the sum (when it is not an output) and for Skip broadcast to X's shape.
-    auto* scratch = static_cast<float*>(ctx.workspace(2 * y.nbytes()));
+    const bool low_skip = skip_in.dtype() != DType::f32, low_y = y.dtype() != DType::f32;
+    // Scratch for the sum (when it is not an output), Skip broadcast to X's shape, Skip widened
+    // and Y before narrowing.
+    const auto count = static_cast<size_t>(y.numel());
+    auto* scratch = static_cast<float*>(ctx.workspace(sizeof(float) * (2 * count + (low_skip ? skip_in.numel() : 0) +
+                                                                       (low_y ? count : 0))));
+    float* widened = scratch + 2 * count;
+    float* y_f32 = low_y ? widened + (low_skip ? skip_in.numel() : 0) : y.data<float>();
+    if (low_skip) widen(skip_in, widened);
+    const float* skip_values = low_skip ? widened : skip_in.data<float>();
+    const Shape& skip_shape = skip_in.shape();
     float* sum = keep_sum ? ctx.output(1).data<float>() : scratch;
-    if (x.shape() == shape && skip.shape() == shape) {
-        const float *px = x.data<float>(), *ps = skip.data<float>();
+    if (x.shape() == shape && skip_shape == shape) {
+        const float *px = x.data<float>(), *ps = skip_values;
         parallel_for(y.numel(), 1 << 14, [&](int64_t begin, int64_t end) {
             for (int64_t i = begin; i < end; ++i) sum[i] = px[i] + ps[i];
         });
     } else {
-        float* broadcast = scratch + y.numel();
+        float* broadcast = scratch + count;
         broadcast_copy(sum, shape, x.data<float>(), x.shape(), sizeof(float));
-        broadcast_copy(broadcast, shape, skip.data<float>(), skip.shape(), sizeof(float));
-        for (int64_t i = 0, count = y.numel(); i < count; ++i) sum[i] += broadcast[i];
+        broadcast_copy(broadcast, shape, skip_values, skip_shape, sizeof(float));
+        for (size_t i = 0; i < count; ++i) sum[i] += broadcast[i];
     }
     const float* bias = ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr;
-    layer_norm_rows(sum, y.data<float>(), rows, length, ctx.input(2).data<float>(), bias,
-                    ctx.attrs().get_float("epsilon", 1e-5f), nullptr, nullptr);
+    layer_norm_rows(sum, y_f32, rows, length, ctx.input(2).data<float>(), bias, ctx.attrs().get_float("epsilon", 1e-5f),
+                    nullptr, nullptr);
+    if (low_y) narrow(y_f32, y);
 }
 
 // Per batch and head: softmax(Q·Kᵀ·scale + bias)·V, reading the heads in place in the
