@@ -27,7 +27,7 @@ struct TileShape {
 TileShape tile_shape(Int8Kernel kernel) {
     return kernel == Int8Kernel::avx512_vnni ? TileShape{6, 4} : TileShape{4, 3};
 }
-constexpr int64_t kMaxTileRows = 6, kMaxTileCols = 64;
+constexpr int64_t kMaxTileRows = kInt8TileRows, kMaxTileCols = kInt8TileColumns;
 
 // ---- AVX-512 VNNI: panels of 16 columns, K in groups of 4 bytes; one vpdpbusd per group
 // and panel adds four u8×s8 products into each of 16 i32 lanes.

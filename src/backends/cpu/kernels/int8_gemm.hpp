@@ -51,6 +51,9 @@ inline const int32_t* packed_column_sums(const Int8WeightLayout& layout, const u
 // Row stride, in bytes, of A as the products read it: K rounded up to the group, zero-padded.
 inline int64_t int8_row_stride(const Int8WeightLayout& layout) { return layout.groups * layout.group; }
 
+// The most columns (and rows) of one tile handed to an epilogue.
+inline constexpr int64_t kInt8TileColumns = 64, kInt8TileRows = 6;
+
 // Receives the exact sums acc[r * ld + c] = Σ_k A[row0 + r, k] · B[k, col0 + c] for
 // r < rows, c < cols, once per tile; tiles are disjoint and may come from several threads.
 using Int8Epilogue = void (*)(void* state, int64_t row0, int64_t rows, int64_t col0, int64_t cols,

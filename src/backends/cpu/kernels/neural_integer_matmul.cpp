@@ -169,12 +169,37 @@ void matmul_integer_to_float_kernel(KernelContext& ctx) {
     }
 }
 
+// round(v · multiplier) + zero, ties to even, saturated to Q: QLinearMatMul's output element.
+template <class Q>
+Q requantized(int32_t v, double multiplier, int32_t zero) {
+    return static_cast<Q>(std::clamp(std::nearbyint(v * multiplier) + zero, double(std::numeric_limits<Q>::min()),
+                                     double(std::numeric_limits<Q>::max())));
+}
+
+// The same for `count` values, four at a time in f64 (so that every value rounds as the scalar
+// form does); returns how many it did.
+template <class Q>
+__attribute__((target("avx2"))) int64_t requantize_avx2(const int32_t* v, const double* multiplier, int32_t zero, Q* y,
+                                                        int64_t count) {
+    const __m256d z = _mm256_set1_pd(zero), lowest = _mm256_set1_pd(std::numeric_limits<Q>::min()),
+                  highest = _mm256_set1_pd(std::numeric_limits<Q>::max());
+    int64_t c = 0;
+    for (; c + 4 <= count; c += 4) {
+        const __m256d product = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + c))),
+                                              _mm256_loadu_pd(multiplier + c));
+        __m256d q = _mm256_round_pd(product, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        q = _mm256_min_pd(_mm256_max_pd(_mm256_add_pd(q, z), lowest), highest);
+        alignas(16) int32_t out[4];
+        _mm_store_si128(reinterpret_cast<__m128i*>(out), _mm256_cvtpd_epi32(q));
+        for (int i = 0; i < 4; ++i) y[c + i] = static_cast<Q>(out[i]);
+    }
+    return c;
+}
+
 template <class Q>
 void requantize(const std::vector<int32_t>& acc, double multiplier, int32_t zero, Tensor& out) {
     Q* p = out.data<Q>();
-    for (size_t i = 0; i < acc.size(); ++i)
-        p[i] = static_cast<Q>(std::clamp(std::nearbyint(acc[i] * multiplier) + zero,
-                                         double(std::numeric_limits<Q>::min()), double(std::numeric_limits<Q>::max())));
+    for (size_t i = 0; i < acc.size(); ++i) p[i] = requantized<Q>(acc[i], multiplier, zero);
 }
 
 void qlinear_matmul_kernel(KernelContext& ctx) {
@@ -267,18 +292,19 @@ struct Correction {
     static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
         const auto& s = *static_cast<const Correction*>(self);
         if (s.scales) return s.dequantize(row0, rows, col0, cols, acc, ld);
+        if (s.multipliers && s.out_dtype == DType::u8) return s.requantize<uint8_t>(row0, rows, col0, cols, acc, ld);
+        if (s.multipliers) return s.requantize<int8_t>(row0, rows, col0, cols, acc, ld);
         for (int64_t r = 0; r < rows; ++r) {
             const int64_t row_sum = s.row_sums[row0 + r];
-            const int64_t at = (row0 + r) * s.n + col0;
-            for (int64_t c = 0; c < cols; ++c) {
-                const int64_t zb = s.b_zero[col0 + c];
-                const auto v = static_cast<int32_t>(acc[r * ld + c] - int64_t{s.a_zero} * s.column_sums[col0 + c] -
-                                                    zb * row_sum + s.k * s.a_zero * zb);
-                if (!s.multipliers) static_cast<int32_t*>(s.out)[at + c] = v;
-                else if (s.out_dtype == DType::u8) static_cast<uint8_t*>(s.out)[at + c] = s.requantize<uint8_t>(v, col0 + c);
-                else static_cast<int8_t*>(s.out)[at + c] = s.requantize<int8_t>(v, col0 + c);
-            }
+            int32_t* y = static_cast<int32_t*>(s.out) + (row0 + r) * s.n + col0;
+            for (int64_t c = 0; c < cols; ++c) y[c] = s.corrected(acc[r * ld + c], col0 + c, row_sum);
         }
+    }
+    // Σ (a - za)(b - zb) of column `column` from the raw sum (in i64: the plain-kernel forms take
+    // any K).
+    int32_t corrected(int32_t raw, int64_t column, int64_t row_sum) const {
+        const int64_t zb = b_zero[column];
+        return static_cast<int32_t>(raw - int64_t{a_zero} * column_sums[column] - zb * row_sum + k * a_zero * zb);
     }
     // The corrected sum times the scale, plus the bias. In i32, so that the loop vectorizes:
     // each of the four terms is at most K · 255 · 128 in size, so no partial sum overflows
@@ -307,10 +333,20 @@ struct Correction {
             }
         }
     }
+    // QLinearMatMul: each sum times its column's multiplier in f64, rounded to nearest even,
+    // plus Y's zero point, saturated. The corrected sums of a row first, then the rounding four
+    // at a time where AVX2 is there (a libm call per element was most of a product's time).
     template <class Q>
-    Q requantize(int32_t v, int64_t column) const {
-        return static_cast<Q>(std::clamp(std::nearbyint(v * multipliers[column]) + y_zero,
-                                         double(std::numeric_limits<Q>::min()), double(std::numeric_limits<Q>::max())));
+    void requantize(int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) const {
+        int32_t sums[kInt8TileColumns];
+        const bool avx2 = has_avx2();
+        for (int64_t r = 0; r < rows; ++r) {
+            const int64_t row_sum = row_sums[row0 + r];
+            for (int64_t c = 0; c < cols; ++c) sums[c] = corrected(acc[r * ld + c], col0 + c, row_sum);
+            Q* y = static_cast<Q*>(out) + (row0 + r) * n + col0;
+            const int64_t done = avx2 ? requantize_avx2(sums, multipliers + col0, y_zero, y, cols) : 0;
+            for (int64_t c = done; c < cols; ++c) y[c] = requantized<Q>(sums[c], multipliers[col0 + c], y_zero);
+        }
     }
 };
 
