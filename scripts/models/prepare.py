@@ -20,7 +20,8 @@ and for all-MiniLM-L6-v2 also:
   tokenizer_corpus.json       500+ varied texts and the ids HuggingFace's tokenizer gives them
 
 all-MiniLM-L6-v2-qdq-ort holds it quantized by quantize_static in the QDQ format, calibrated on corpus
-texts, with ONNX Runtime's output as reference.
+texts, with ONNX Runtime's output as reference; all-MiniLM-L6-v2-qop-ort the same in the operator
+format (QLinearMatMul).
 all-MiniLM-L6-v2-int8-ort holds that model.onnx quantized by onnxruntime's quantize_dynamic
 (DynamicQuantizeLinear and MatMulInteger around every weight product), with ONNX Runtime's own
 output on MiniLM's test_data_set_0 inputs as the reference: infer must run ORT-quantized files
@@ -1007,7 +1008,7 @@ def prepare_minilm_int8_ort(out):
     }
 
 
-def prepare_minilm_qdq_ort(out):
+def prepare_minilm_static_ort(out, operator_format):
     import numpy as np
     import onnxruntime
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
@@ -1027,13 +1028,16 @@ def prepare_minilm_qdq_ort(out):
         def get_next(self):
             return next(self.feeds, None)
 
-    quantize_static(str(source / "model.onnx"), str(out / "model.onnx"), Corpus(), quant_format=QuantFormat.QDQ,
-                    per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+    # The operator format (QLinearMatMul) takes weights per tensor only.
+    quantize_static(str(source / "model.onnx"), str(out / "model.onnx"), Corpus(),
+                    quant_format=QuantFormat.QOperator if operator_format else QuantFormat.QDQ,
+                    per_channel=not operator_format, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
                     op_types_to_quantize=["MatMul"])  # the products; all ops by default ruins the embeddings
     session = write_ort_reference(source, out)
+    form = "operator format (QLinearMatMul), s8 weights per tensor" if operator_format else "QDQ format, s8 weights per channel"
     return {
-        "source": "all-MiniLM-L6-v2's model.onnx through onnxruntime.quantization.quantize_static (QDQ format, "
-                  "MatMul only, u8 activations calibrated by min-max on 64 corpus texts, s8 weights per channel), "
+        "source": f"all-MiniLM-L6-v2's model.onnx through onnxruntime.quantization.quantize_static ({form}, "
+                  "MatMul only, u8 activations calibrated by min-max on 64 corpus texts), "
                   f"onnxruntime {onnxruntime.__version__}",
         "inputs": [i.name for i in session.get_inputs()],
         "reference": "test_data_set_0: ONNX Runtime's last_hidden_state of the quantized model",
@@ -1041,7 +1045,9 @@ def prepare_minilm_qdq_ort(out):
 
 
 PREPARE = {"all-MiniLM-L6-v2": prepare_minilm, "t5-tiny-generation": prepare_t5_generation,
-           "all-MiniLM-L6-v2-int8-ort": prepare_minilm_int8_ort, "all-MiniLM-L6-v2-qdq-ort": prepare_minilm_qdq_ort}
+           "all-MiniLM-L6-v2-int8-ort": prepare_minilm_int8_ort,
+           "all-MiniLM-L6-v2-qdq-ort": lambda out: prepare_minilm_static_ort(out, operator_format=False),
+           "all-MiniLM-L6-v2-qop-ort": lambda out: prepare_minilm_static_ort(out, operator_format=True)}
 
 
 def prepare(name):
@@ -1079,7 +1085,7 @@ def prepare(name):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     known = list(MODELS) + list(CHECKPOINTS) + list(TOKENIZERS) + ["t5-tiny-generation", "all-MiniLM-L6-v2-int8-ort",
-                                                                    "all-MiniLM-L6-v2-qdq-ort"]
+                                                                    "all-MiniLM-L6-v2-qdq-ort", "all-MiniLM-L6-v2-qop-ort"]
     parser.add_argument("models", nargs="*", help=f"models to prepare: {', '.join(known)} (default: all)")
     parser.add_argument("--check", action="store_true",
                         help="only say whether they are all prepared (status 0) or not (1); needs "

@@ -272,7 +272,7 @@ OrtQuantizedRun run_ort_quantized(const std::string& name) {
     OrtQuantizedRun run;
     // MatMulInteger as the file has it, or MatMulIntegerToFloat where a QDQ product was rewritten.
     auto histogram = session.op_histogram();
-    run.integer_products = histogram["MatMulInteger"] + histogram["MatMulIntegerToFloat"];
+    run.integer_products = histogram["MatMulInteger"] + histogram["MatMulIntegerToFloat"] + histogram["QLinearMatMul"];
     for (size_t i = 0; i < graph.inputs().size(); ++i)
         run.inputs.set(graph.inputs()[i].name, infer::load_npy((data / ("input_" + std::to_string(i) + ".npy")).string()));
     run.hidden = session.run(run.inputs)["last_hidden_state"];
@@ -303,19 +303,16 @@ TEST_CASE("all-MiniLM-L6-v2 quantized by onnxruntime matches onnxruntime's outpu
     CHECK(run.least_cosine >= 0.9995);
 }
 
-// The same model quantized statically in the QDQ format (quantize_static, MatMuls only): infer
-// turns each DequantizeLinear pair around a weight product, with the output's Q/DQ and the bias
-// after it, into one MatMulIntegerToFloat (integer sums), as ONNX Runtime fuses them; attention's
-// products of two quantized activations too. Static activation scales make a few values round to the neighbouring step on one side
-// and not the other (ONNX Runtime's own float and integer readings of the file differ as much),
-// so the check is on the mean error and the sentence embeddings.
-TEST_CASE("all-MiniLM-L6-v2 quantized to QDQ by onnxruntime matches onnxruntime's output", "[models][minilm][int8]") {
-    if (!e2e::device_under_test().is_cpu()) {
-        SUCCEED("the integer ops run on the CPU only so far");
-        return;
-    }
-    const OrtQuantizedRun run = run_ort_quantized("all-MiniLM-L6-v2-qdq-ort");
-    CHECK(run.integer_products == 48);  // every weight product, and attention's 12 of two activations
+namespace {
+
+// A statically quantized MiniLM against ONNX Runtime's output on the same file: its 48 products
+// (the weights' and attention's 12 of two activations) ran as integer products. Static
+// activation scales make a few values round to the neighbouring step on one side and not the
+// other (ONNX Runtime's own float and integer readings of such a file differ as much), so the
+// check is on the mean error and the sentence embeddings.
+void check_statically_quantized(const std::string& model, const std::string& form) {
+    const OrtQuantizedRun run = run_ort_quantized(model);
+    CHECK(run.integer_products == 48);
     const std::vector<float> got = run.hidden.to_vector<float>(), want = run.reference.to_vector<float>();
     REQUIRE(got.size() == want.size());
     double mean_error = 0, scale = 0;
@@ -323,10 +320,33 @@ TEST_CASE("all-MiniLM-L6-v2 quantized to QDQ by onnxruntime matches onnxruntime'
         mean_error += std::fabs(got[i] - want[i]) / static_cast<double>(got.size());
         scale = std::max(scale, std::fabs(static_cast<double>(want[i])));
     }
-    std::cout << "e2e: all-MiniLM-L6-v2 QDQ by onnxruntime, cpu: mean |error| " << std::setprecision(3) << mean_error
-              << " (of max " << scale << "), least embedding cosine 1 - " << std::setprecision(2) << 1 - run.least_cosine << "\n";
+    std::cout << "e2e: all-MiniLM-L6-v2 " << form << " by onnxruntime, cpu: mean |error| " << std::setprecision(3)
+              << mean_error << " (of max " << scale << "), least embedding cosine 1 - " << std::setprecision(2)
+              << 1 - run.least_cosine << "\n";
     CHECK(mean_error / scale <= 1e-3);
     CHECK(run.least_cosine >= 0.99);
+}
+
+}  // namespace
+
+// quantize_static's QDQ format (MatMuls only, weights per channel): each DequantizeLinear pair
+// around a product, with the output's Q/DQ and the bias after it, becomes one
+// MatMulIntegerToFloat, as ONNX Runtime fuses them.
+TEST_CASE("all-MiniLM-L6-v2 quantized to QDQ by onnxruntime matches onnxruntime's output", "[models][minilm][int8]") {
+    if (!e2e::device_under_test().is_cpu()) {
+        SUCCEED("the integer ops run on the CPU only so far");
+        return;
+    }
+    check_statically_quantized("all-MiniLM-L6-v2-qdq-ort", "QDQ");
+}
+
+// The operator format (QLinearMatMul, weights per tensor), run as the file has it.
+TEST_CASE("all-MiniLM-L6-v2 quantized to QLinearMatMul by onnxruntime matches onnxruntime's output", "[models][minilm][int8]") {
+    if (!e2e::device_under_test().is_cpu()) {
+        SUCCEED("the integer ops run on the CPU only so far");
+        return;
+    }
+    check_statically_quantized("all-MiniLM-L6-v2-qop-ort", "QLinearMatMul");
 }
 
 TEST_CASE("prepared architectures match the framework's output", "[architectures]") {
