@@ -340,3 +340,54 @@ TEST_CASE("bad int8 settings are clear errors: an unknown INFER_INT8_KERNEL, a p
     Session session(graph, {.precision = Precision::int8});
     CHECK(session.run({{"x", random_floats({2, 8}, 1.0f, 9)}})["y"].shape() == Shape({2, 4}));
 }
+
+// ConvInteger and QLinearConv by constant weights run as products on the packed kernel (patches
+// of x against the transposed weights); given the weights as an input they take the direct
+// loops. Both must agree exactly: padding that holds x's zero point, strides, dilations, per
+// channel weight zero points, the i32 bias, both operand types.
+TEST_CASE("ConvInteger and QLinearConv by constant weights (the packed path) match the direct loops exactly", "[int8]") {
+    struct Spec { DType x_type, w_type; Shape x, w; std::vector<int64_t> pads, strides, dilations; bool per_channel; };
+    for (const Spec& s : {Spec{DType::u8, DType::i8, {2, 3, 9, 11}, {5, 3, 3, 3}, {1, 1, 1, 1}, {2, 1}, {1, 2}, true},
+                          Spec{DType::i8, DType::u8, {1, 4, 6, 7}, {3, 4, 2, 3}, {0, 1, 1, 0}, {1, 1}, {1, 1}, false},
+                          Spec{DType::u8, DType::u8, {1, 16, 5, 5}, {8, 16, 1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1}, true}}) {
+        INFO(dtype_name(s.x_type) << " x " << dtype_name(s.w_type) << " " << s.x.to_string() << " by " << s.w.to_string());
+        auto tensor = [&](DType t, const Shape& shape, uint32_t seed) {
+            if (t == DType::u8) return Tensor::from_vector(random_ints<uint8_t>(size_t(shape.numel()), 0, 255, seed), shape);
+            return Tensor::from_vector(random_ints<int8_t>(size_t(shape.numel()), -128, 127, seed), shape);
+        };
+        auto scalar = [](float v) { return Tensor::from_vector(std::vector<float>{v}, Shape(std::vector<int64_t>{})); };
+        const int64_t m = s.w[0];
+        const Tensor x = tensor(s.x_type, s.x, 1), w = tensor(s.w_type, s.w, 2);
+        const Tensor x_zero = tensor(s.x_type, {}, 3), w_zero = tensor(s.w_type, s.per_channel ? Shape{m} : Shape{}, 4);
+        std::vector<float> w_scales(static_cast<size_t>(m));
+        for (size_t i = 0; i < w_scales.size(); ++i) w_scales[i] = 0.002f + 0.0004f * static_cast<float>(i);
+        const Tensor bias = Tensor::from_vector(random_ints<int32_t>(size_t(m), -3000, 3000, 5), {m});
+        const Attributes attrs{{"pads", s.pads}, {"strides", s.strides}, {"dilations", s.dilations}};
+        for (const bool requantized : {false, true}) {
+            INFO((requantized ? "QLinearConv" : "ConvInteger"));
+            const auto graph = [&](bool constant_weight) {
+                GraphBuilder b;
+                auto in = b.input("x", s.x_type, s.x);
+                auto weight = constant_weight ? b.constant(w) : b.input("w", s.w_type, s.w);
+                if (requantized)
+                    b.output("y", b.op1("QLinearConv", {in, b.constant(scalar(0.02f)), b.constant(x_zero), weight,
+                                                        b.constant(Tensor::from_vector(w_scales, {m})), b.constant(w_zero),
+                                                        b.constant(scalar(0.5f)), b.constant(tensor(DType::u8, {}, 6)),
+                                                        b.constant(bias)},
+                                         attrs));
+                else
+                    b.output("y", b.op1("ConvInteger", {in, weight, b.constant(x_zero), b.constant(w_zero)}, attrs));
+                return b.build();
+            };
+            const Tensor packed = Session(graph(true)).run({{"x", x}})["y"];
+            const Tensor direct = Session(graph(false)).run({{"x", x}, {"w", w}})["y"];
+            REQUIRE(packed.shape() == direct.shape());
+            CHECK(packed.to_vector<int32_t>() == direct.to_vector<int32_t>());
+            if (requantized) {
+                const std::vector<int32_t> values = direct.to_vector<int32_t>();
+                CHECK(std::count_if(values.begin(), values.end(), [](int32_t v) { return v > 0 && v < 255; }) >
+                      long(values.size() / 2));
+            }
+        }
+    }
+}

@@ -1,5 +1,6 @@
 #include "backends/cpu/kernels/int8_gemm.hpp"
 
+#include "backends/cpu/kernels/cpu_features.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 
 #include <infer/error.hpp>
@@ -7,14 +8,34 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
 namespace infer::cpu {
 
 namespace {
+
+// Copies a row of A, its bytes xor `flip`, 32 at a time, and returns the sum of what it wrote
+// (vpsadbw against zero sums bytes); `done` is where it stopped.
+__attribute__((target("avx2"))) int32_t copy_and_sum_avx2(const uint8_t* from, uint8_t* to, int64_t k, uint8_t flip,
+                                                          int64_t& done) {
+    const __m256i mask = _mm256_set1_epi8(static_cast<char>(flip)), zero = _mm256_setzero_si256();
+    __m256i sums = zero;
+    int64_t j = 0;
+    for (; j + 32 <= k; j += 32) {
+        const __m256i v = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + j)), mask);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + j), v);
+        sums = _mm256_add_epi64(sums, _mm256_sad_epu8(v, zero));
+    }
+    done = j;
+    alignas(32) int64_t lanes[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), sums);
+    return static_cast<int32_t>(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
+}
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -248,5 +269,66 @@ void gemm_u8s8(const Int8WeightLayout& l, const uint8_t* packed, const uint8_t* 
         }
     });
 }
+
+void pack_int8_rows(const uint8_t* from, int64_t rows, int64_t k, int64_t stride, bool signed_a, uint8_t* to, int32_t* sums) {
+    const uint8_t flip = signed_a ? 0x80 : 0;  // i8 + 128 as u8
+    const bool avx2 = has_avx2();
+    parallel_for(rows, grain_for(k), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            uint8_t* row = to + r * stride;
+            const uint8_t* source = from + r * k;
+            int64_t j = 0;
+            int32_t sum = avx2 ? copy_and_sum_avx2(source, row, k, flip, j) : 0;
+            for (; j < k; ++j) {
+                row[j] = static_cast<uint8_t>(source[j] ^ flip);
+                sum += row[j];
+            }
+            std::fill(row + k, row + stride, uint8_t{0});
+            sums[r] = sum;
+        }
+    });
+}
+
+template <class Q>
+Q requantized(int32_t v, double multiplier, int32_t zero) {
+    return static_cast<Q>(std::clamp(std::nearbyint(v * multiplier) + zero, double(std::numeric_limits<Q>::min()),
+                                     double(std::numeric_limits<Q>::max())));
+}
+
+namespace {
+
+// requantize_row's AVX2 part: four values at a time in f64, so that each rounds as the scalar
+// form does; returns how many it did.
+template <class Q>
+__attribute__((target("avx2"))) int64_t requantize_avx2(const int32_t* v, const double* multiplier, int32_t zero, Q* y,
+                                                        int64_t count) {
+    const __m256d z = _mm256_set1_pd(zero), lowest = _mm256_set1_pd(std::numeric_limits<Q>::min()),
+                  highest = _mm256_set1_pd(std::numeric_limits<Q>::max());
+    int64_t c = 0;
+    for (; c + 4 <= count; c += 4) {
+        const __m256d product = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + c))),
+                                              _mm256_loadu_pd(multiplier + c));
+        __m256d q = _mm256_round_pd(product, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        q = _mm256_min_pd(_mm256_max_pd(_mm256_add_pd(q, z), lowest), highest);
+        alignas(16) int32_t out[4];
+        _mm_store_si128(reinterpret_cast<__m128i*>(out), _mm256_cvtpd_epi32(q));
+        for (int i = 0; i < 4; ++i) y[c + i] = static_cast<Q>(out[i]);
+    }
+    return c;
+}
+
+}  // namespace
+
+template <class Q>
+void requantize_row(const int32_t* v, const double* multiplier, int32_t zero, Q* y, int64_t count) {
+    static const bool avx2 = has_avx2();
+    const int64_t done = avx2 ? requantize_avx2(v, multiplier, zero, y, count) : 0;
+    for (int64_t c = done; c < count; ++c) y[c] = requantized<Q>(v[c], multiplier[c], zero);
+}
+
+template uint8_t requantized<uint8_t>(int32_t, double, int32_t);
+template int8_t requantized<int8_t>(int32_t, double, int32_t);
+template void requantize_row<uint8_t>(const int32_t*, const double*, int32_t, uint8_t*, int64_t);
+template void requantize_row<int8_t>(const int32_t*, const double*, int32_t, int8_t*, int64_t);
 
 }  // namespace infer::cpu

@@ -59,6 +59,19 @@ inline constexpr int64_t kInt8TileColumns = 64, kInt8TileRows = 6;
 using Int8Epilogue = void (*)(void* state, int64_t row0, int64_t rows, int64_t col0, int64_t cols,
                               const int32_t* acc, int64_t ld);
 
+// A's rows as the products read them: `rows` rows of k bytes from `from` (an i8 A moved up by 128
+// into u8 when `signed_a`), `stride` apart with zero padding, and each row's sum into `sums`;
+// in parallel over rows (inline inside a pool task).
+void pack_int8_rows(const uint8_t* from, int64_t rows, int64_t k, int64_t stride, bool signed_a, uint8_t* to, int32_t* sums);
+
+// QLinear ops' output elements: round(v · multiplier) + zero (ties to even, in f64), saturated
+// to Q (u8 or i8). requantize_row does `count` of them, multiplier[i] for v[i], four at a time
+// where AVX2 is there (a libm call per element was most of a QLinearMatMul's time).
+template <class Q>
+Q requantized(int32_t v, double multiplier, int32_t zero);
+template <class Q>
+void requantize_row(const int32_t* v, const double* multiplier, int32_t zero, Q* y, int64_t count);
+
 // A [m, row stride] (u8, padding zero) times the packed B, over the calling thread's pool.
 void gemm_u8s8(const Int8WeightLayout& layout, const uint8_t* packed, const uint8_t* a, int64_t m,
                Int8Epilogue epilogue, void* state);

@@ -1,6 +1,8 @@
 // ConvInteger and QLinearConv: a direct N-D convolution over u8/i8 data widened to i32, less
 // zero points (the weights' may be per output channel), with i32 accumulation. QLinearConv adds
-// its i32 bias and requantizes with x_scale * w_scale[m] / y_scale.
+// its i32 bias and requantizes with x_scale * w_scale[m] / y_scale. With constant weights and
+// one group they run as products on the packed int8 kernel instead (PackedIntegerConv).
+#include "backends/cpu/kernels/int8_gemm.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/neural_kernels.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
@@ -8,7 +10,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace infer::cpu {
 
@@ -141,11 +145,258 @@ void qlinear_conv_kernel(KernelContext& ctx) {
     else unsupported(ctx, "output dtype " + std::string(dtype_name(y.dtype())));
 }
 
+// Where a convolution's operands are among a node's inputs: ConvInteger (x, w, their zero
+// points) and QLinearConv (x, its scale and zero point, w, its scales and zero points, y's scale
+// and zero point, the i32 bias; y requantized).
+struct IntegerConvForm {
+    size_t x, x_zero, w, w_zero;
+    bool requantized;
+};
+constexpr IntegerConvForm kConvInteger{0, 2, 1, 3, false};
+constexpr IntegerConvForm kQLinearConv{0, 2, 3, 5, true};
+
+int32_t first_int(const Tensor& t, int64_t i) { return t.dtype() == DType::u8 ? t.data<uint8_t>()[i] : t.data<int8_t>()[i]; }
+
+// A convolution of one group by constant weights as a product on the packed int8 kernel: each
+// image's patches (im2col, a row per output position, taps·C long, u8; the padding holds x's
+// zero point, so that it adds nothing) are A, the weights transposed to [taps·C, M] are B,
+// packed once per session. The epilogue corrects for the zero points (as the packed matrix
+// products do) and writes channel-major: the i32 sums, or with the bias, requantized.
+class PackedIntegerConv final : public CompiledKernel {
+public:
+    PackedIntegerConv(const CompileContext& c, IntegerConvForm form) : form_(form) {
+        const Tensor& w = *c.constant(form.w);
+        out_channels_ = w.shape()[0];
+        k_ = w.numel() / out_channels_;
+        layout_ = int8_weight_layout(int8_kernel(), k_, out_channels_);
+        const Int8WeightLayout layout = layout_;
+        const int64_t m = out_channels_, k = k_;
+        const int64_t channels = w.shape()[1], taps = k_ / channels;
+        weight_ = c.prepacked(form.w, "int8-conv/" + std::string(int8_kernel_name(layout.kernel)),
+                              [layout, m, k, channels, taps](const Tensor& value) {
+            // W [M, C, taps] to B [taps·C, M] (tap-major, as the patches hold x: a pixel's channels
+            // together), a u8 weight moved down by 128 to s8.
+            std::vector<int8_t> transposed(static_cast<size_t>(k * m));
+            const bool u8 = value.dtype() == DType::u8;
+            for (int64_t o = 0; o < m; ++o)
+                for (int64_t ch = 0; ch < channels; ++ch)
+                    for (int64_t t = 0; t < taps; ++t) {
+                        const int64_t from = (o * channels + ch) * taps + t;
+                        transposed[static_cast<size_t>((t * channels + ch) * m + o)] =
+                            static_cast<int8_t>(u8 ? int32_t{value.data<uint8_t>()[from]} - 128 : value.data<int8_t>()[from]);
+                    }
+            return pack_int8_weight(layout, transposed.data(), m);
+        });
+        const Tensor* zero = c.constant(form.w_zero);
+        w_zero_.assign(static_cast<size_t>(m), w.dtype() == DType::u8 ? -128 : 0);
+        if (zero)
+            for (int64_t o = 0; o < m; ++o) w_zero_[static_cast<size_t>(o)] += first_int(*zero, zero->numel() == 1 ? 0 : o);
+    }
+
+    static bool takes(const CompileContext& c, IntegerConvForm form) {
+        const NodeSignature& node = c.node();
+        const Tensor* w = c.constant(form.w);
+        const Shape& x = node.input_shapes[form.x];
+        if (!w || w->rank() < 3 || x.rank() != w->rank() || node.attributes->get_int("group", 1) != 1) return false;
+        const auto integer8 = [](DType t) { return t == DType::u8 || t == DType::i8; };
+        if (!integer8(w->dtype()) || !integer8(node.input_dtypes[form.x])) return false;
+        const auto present = [&](size_t i) { return i < node.inputs_present.size() && node.inputs_present[i]; };
+        const int64_t m = w->shape()[0];
+        if (present(form.x_zero) && node.input_shapes[form.x_zero].numel() != 1) return false;
+        if (present(form.w_zero)) {
+            const Tensor* zero = c.constant(form.w_zero);
+            if (!zero || zero->dtype() != w->dtype() || (zero->numel() != 1 && zero->numel() != m)) return false;
+        }
+        if (form.requantized) {
+            for (size_t i : {size_t{1}, size_t{4}, size_t{6}})
+                if (node.input_dtypes[i] != DType::f32) return false;
+            if (node.input_shapes[1].numel() != 1 || node.input_shapes[6].numel() != 1 || node.input_shapes[7].numel() != 1 ||
+                (node.input_shapes[4].numel() != 1 && node.input_shapes[4].numel() != m))
+                return false;
+            if (!integer8(node.output_dtypes[0]) || node.input_dtypes[7] != node.output_dtypes[0]) return false;
+            if (present(8) && (node.input_dtypes[8] != DType::i32 || node.input_shapes[8].numel() != m)) return false;
+        }
+        return w->numel() / m <= 65536;  // i32 sums of u8 · s8 products cannot overflow
+    }
+
+    void run(KernelContext& ctx) const override {
+        const Tensor& x = ctx.input(form_.x);
+        Tensor& y = ctx.output(0);
+        if (y.numel() == 0) return;
+        const auto& xd = x.shape().dims();
+        const size_t spatial = xd.size() - 2;
+        const auto& wd = ctx.input(form_.w).shape().dims();
+        const detail::WindowParams p = detail::read_window_params(ctx.attrs(), spatial, {wd.begin() + 2, wd.end()});
+        const auto geometry = detail::window_geometry(p, {xd.begin() + 2, xd.end()});
+        std::vector<Axis> axes;
+        int64_t in_size = 1, taps = 1, positions = 1;
+        for (size_t i = 0; i < spatial; ++i) {
+            axes.push_back({xd[i + 2], wd[i + 2], p.strides[i], p.dilations[i], geometry[i].pad_begin, geometry[i].out});
+            in_size *= xd[i + 2];
+            taps *= wd[i + 2];
+            positions *= geometry[i].out;
+        }
+        const int64_t images = xd[0], channels = xd[1], m = out_channels_, k = k_, stride = int8_row_stride(layout_);
+        const bool signed_x = x.dtype() == DType::i8;
+        const int32_t x_zero = ctx.has_input(form_.x_zero) ? first_int(ctx.input(form_.x_zero), 0) : 0;
+        const auto pad = static_cast<uint8_t>(x_zero);  // the zero point's bits, as x stores them
+        Epilogue state{packed_column_sums(layout_, weight_.data<uint8_t>()), w_zero_.data(), nullptr, x_zero + (signed_x ? 128 : 0),
+                       k, positions, nullptr, y.dtype()};
+        std::vector<double> multipliers;
+        if (form_.requantized) {
+            const Tensor& w_scale = ctx.input(4);
+            const double x_scale = ctx.input(1).data<float>()[0], y_scale = ctx.input(6).data<float>()[0];
+            for (int64_t o = 0; o < m; ++o)
+                multipliers.push_back(x_scale * w_scale.data<float>()[w_scale.numel() == 1 ? 0 : o] / y_scale);
+            state.multipliers = multipliers.data();
+            state.y_zero = first_int(ctx.input(7), 0);
+            state.bias = ctx.has_input(8) ? ctx.input(8).data<int32_t>() : nullptr;
+        }
+        // x's image channel-last (each pixel's channels together), then each output position's
+        // patch is its taps' pixels one after another: whole channel runs copied, not gathered.
+        auto* workspace = static_cast<uint8_t*>(
+            ctx.workspace(static_cast<size_t>(channels * in_size + positions * (k + stride)) + positions * sizeof(int32_t)));
+        uint8_t* pixels = workspace;
+        uint8_t* patches = pixels + channels * in_size;
+        uint8_t* rows = patches + positions * k;
+        auto* row_sums = reinterpret_cast<int32_t*>(rows + positions * stride);
+        state.row_sums = row_sums;
+        const auto* px = static_cast<const uint8_t*>(x.raw_data());
+        for (int64_t n = 0; n < images; ++n) {
+            const uint8_t* image = px + n * channels * in_size;
+            // Blocks of 64 pixels: each channel's run read contiguously, the block written in L1.
+            parallel_for((in_size + 63) / 64, grain_for(64 * channels), [&](int64_t begin, int64_t end) {
+                for (int64_t block = begin; block < end; ++block) {
+                    const int64_t first = block * 64, last = std::min(in_size, first + 64);
+                    for (int64_t c = 0; c < channels; ++c) {
+                        const uint8_t* plane = image + c * in_size;
+                        for (int64_t i = first; i < last; ++i) pixels[i * channels + c] = plane[i];
+                    }
+                }
+            });
+            const auto copy_pixel = [&](uint8_t* patch, bool inside, int64_t offset) {
+                if (channels < 16) {  // an image's 3 colour channels: no call per tap
+                    const uint8_t* from = pixels + offset * channels;
+                    for (int64_t c = 0; c < channels; ++c) patch[c] = inside ? from[c] : pad;
+                } else if (inside) {
+                    std::memcpy(patch, pixels + offset * channels, static_cast<size_t>(channels));
+                } else {
+                    std::memset(patch, pad, static_cast<size_t>(channels));
+                }
+            };
+            if (spatial == 2) {  // images: the taps' coordinates from two axes, without the general walk
+                const Axis &ah = axes[0], &aw = axes[1];
+                parallel_for(positions, grain_for(k), [&](int64_t begin, int64_t end) {
+                    for (int64_t o = begin; o < end; ++o) {
+                        const int64_t oh = o / aw.out, ow = o % aw.out;
+                        uint8_t* patch = patches + o * k;
+                        for (int64_t kh = 0; kh < ah.kernel; ++kh) {
+                            const int64_t ih = oh * ah.stride - ah.pad_begin + kh * ah.dilation;
+                            const bool row_inside = ih >= 0 && ih < ah.in;
+                            for (int64_t kw = 0; kw < aw.kernel; ++kw, patch += channels) {
+                                const int64_t iw = ow * aw.stride - aw.pad_begin + kw * aw.dilation;
+                                const bool inside = row_inside && iw >= 0 && iw < aw.in;
+                                copy_pixel(patch, inside, ih * aw.in + iw);
+                            }
+                        }
+                    }
+                });
+            } else {
+            parallel_for(positions, grain_for(k), [&](int64_t begin, int64_t end) {
+                std::vector<int64_t> at(spatial), tap(spatial);
+                for (int64_t o = begin; o < end; ++o) {
+                    for (size_t d = spatial, rest = static_cast<size_t>(o); d-- > 0;) {
+                        at[d] = static_cast<int64_t>(rest) % axes[d].out;
+                        rest /= static_cast<size_t>(axes[d].out);
+                    }
+                    uint8_t* patch = patches + o * k;
+                    std::fill(tap.begin(), tap.end(), 0);
+                    for (int64_t t = 0; t < taps; ++t, patch += channels) {
+                        int64_t offset = 0;
+                        bool inside = true;
+                        for (size_t d = 0; d < spatial; ++d) {
+                            const Axis& a = axes[d];
+                            const int64_t i = at[d] * a.stride - a.pad_begin + tap[d] * a.dilation;
+                            inside = inside && i >= 0 && i < a.in;
+                            offset = offset * a.in + i;
+                        }
+                        copy_pixel(patch, inside, offset);
+                        for (size_t d = spatial; d-- > 0;) {  // the next tap, last axis fastest
+                            if (++tap[d] < axes[d].kernel) break;
+                            tap[d] = 0;
+                        }
+                    }
+                }
+            });
+            }
+            pack_int8_rows(patches, positions, k, stride, signed_x, rows, row_sums);
+            state.out = static_cast<char*>(y.raw_data()) + static_cast<size_t>(n * m * positions) * dtype_size(y.dtype());
+            gemm_u8s8(layout_, weight_.data<uint8_t>(), rows, positions, &Epilogue::tile, &state);
+        }
+    }
+
+    size_t workspace_bytes() const override { return 0; }  // grows on the first run (positions depend on x)
+
+private:
+    // The packed matrix products' correction, written channel-major: y[channel][position]. A
+    // tile's rows (positions) are corrected and requantized a row at a time, contiguous in
+    // channels, then written out column by column.
+    struct Epilogue {
+        const int32_t *column_sums, *w_zero, *row_sums;
+        int32_t x_zero;
+        int64_t k, positions;
+        void* out;
+        DType out_dtype;
+        const double* multipliers = nullptr;
+        int32_t y_zero = 0;
+        const int32_t* bias = nullptr;
+        static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
+            const auto& e = *static_cast<const Epilogue*>(self);
+            if (!e.multipliers) return e.write(row0, rows, col0, cols, acc, ld, static_cast<int32_t*>(e.out));
+            if (e.out_dtype == DType::u8) return e.write(row0, rows, col0, cols, acc, ld, static_cast<uint8_t*>(e.out));
+            e.write(row0, rows, col0, cols, acc, ld, static_cast<int8_t*>(e.out));
+        }
+        template <class T>
+        void write(int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld, T* y) const {
+            int32_t sums[kInt8TileColumns];
+            T values[kInt8TileRows][kInt8TileColumns];
+            for (int64_t r = 0; r < rows; ++r) {
+                const int64_t row_sum = row_sums[row0 + r];
+                for (int64_t c = 0; c < cols; ++c) {
+                    const int64_t channel = col0 + c, zw = w_zero[channel];
+                    sums[c] = static_cast<int32_t>(acc[r * ld + c] - int64_t{x_zero} * column_sums[channel] + k * x_zero * zw -
+                                                   zw * row_sum + (bias ? bias[channel] : 0));
+                }
+                if constexpr (std::is_same_v<T, int32_t>) std::copy_n(sums, cols, values[r]);
+                else requantize_row(sums, multipliers + col0, y_zero, values[r], cols);
+            }
+            for (int64_t c = 0; c < cols; ++c)
+                for (int64_t r = 0; r < rows; ++r) y[(col0 + c) * positions + row0 + r] = values[r][c];
+        }
+    };
+
+    IntegerConvForm form_;
+    int64_t out_channels_ = 0, k_ = 0;
+    Int8WeightLayout layout_{};
+    Tensor weight_;
+    std::vector<int32_t> w_zero_;
+};
+
+// The packed kernel where it takes the node, else the direct loops.
+KernelFactory integer_conv_kernel(IntegerConvForm form, Kernel plain) {
+    return [form, plain](const CompileContext& c) -> std::unique_ptr<CompiledKernel> {
+        if (PackedIntegerConv::takes(c, form)) return std::make_unique<PackedIntegerConv>(c, form);
+        return std::make_unique<FunctionKernel>(plain);
+    };
+}
+
 }  // namespace
 
 void register_integer_conv_kernels(KernelRegistry& r) {
-    r.add("ConvInteger", {DType::u8, DType::i8}, conv_integer_kernel);
-    r.add("QLinearConv", {DType::u8, DType::i8}, qlinear_conv_kernel);
+    for (DType t : {DType::u8, DType::i8}) {
+        r.add_compiled("ConvInteger", t, integer_conv_kernel(kConvInteger, conv_integer_kernel));
+        r.add_compiled("QLinearConv", t, integer_conv_kernel(kQLinearConv, qlinear_conv_kernel));
+    }
 }
 
 }  // namespace infer::cpu

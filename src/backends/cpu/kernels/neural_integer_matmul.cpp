@@ -169,33 +169,6 @@ void matmul_integer_to_float_kernel(KernelContext& ctx) {
     }
 }
 
-// round(v · multiplier) + zero, ties to even, saturated to Q: QLinearMatMul's output element.
-template <class Q>
-Q requantized(int32_t v, double multiplier, int32_t zero) {
-    return static_cast<Q>(std::clamp(std::nearbyint(v * multiplier) + zero, double(std::numeric_limits<Q>::min()),
-                                     double(std::numeric_limits<Q>::max())));
-}
-
-// The same for `count` values, four at a time in f64 (so that every value rounds as the scalar
-// form does); returns how many it did.
-template <class Q>
-__attribute__((target("avx2"))) int64_t requantize_avx2(const int32_t* v, const double* multiplier, int32_t zero, Q* y,
-                                                        int64_t count) {
-    const __m256d z = _mm256_set1_pd(zero), lowest = _mm256_set1_pd(std::numeric_limits<Q>::min()),
-                  highest = _mm256_set1_pd(std::numeric_limits<Q>::max());
-    int64_t c = 0;
-    for (; c + 4 <= count; c += 4) {
-        const __m256d product = _mm256_mul_pd(_mm256_cvtepi32_pd(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + c))),
-                                              _mm256_loadu_pd(multiplier + c));
-        __m256d q = _mm256_round_pd(product, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        q = _mm256_min_pd(_mm256_max_pd(_mm256_add_pd(q, z), lowest), highest);
-        alignas(16) int32_t out[4];
-        _mm_store_si128(reinterpret_cast<__m128i*>(out), _mm256_cvtpd_epi32(q));
-        for (int i = 0; i < 4; ++i) y[c + i] = static_cast<Q>(out[i]);
-    }
-    return c;
-}
-
 template <class Q>
 void requantize(const std::vector<int32_t>& acc, double multiplier, int32_t zero, Tensor& out) {
     Q* p = out.data<Q>();
@@ -216,23 +189,6 @@ void qlinear_matmul_kernel(KernelContext& ctx) {
     else unsupported(ctx, "output dtype " + std::string(dtype_name(out.dtype())));
 }
 
-// Copies a row of A, its bytes xor `flip`, 32 at a time, and returns the sum of what it wrote
-// (vpsadbw against zero sums bytes); `done` is where it stopped.
-__attribute__((target("avx2"))) int32_t copy_and_sum_avx2(const uint8_t* from, uint8_t* to, int64_t k, uint8_t flip,
-                                                          int64_t& done) {
-    const __m256i mask = _mm256_set1_epi8(static_cast<char>(flip)), zero = _mm256_setzero_si256();
-    __m256i sums = zero;
-    int64_t j = 0;
-    for (; j + 32 <= k; j += 32) {
-        const __m256i v = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + j)), mask);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + j), v);
-        sums = _mm256_add_epi64(sums, _mm256_sad_epu8(v, zero));
-    }
-    done = j;
-    alignas(32) int64_t lanes[4];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), sums);
-    return static_cast<int32_t>(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
-}
 
 // What an integer product writes: its i32 sums (MatMulInteger), the sums requantized to u8/i8
 // (QLinearMatMul), or dequantized to f32 with a bias (MatMulIntegerToFloat).
@@ -252,26 +208,6 @@ constexpr IntegerProductForm kMatMulIntegerToFloat{0, 3, 1, 4, IntegerOutput::de
 // 4 · K · 255 · 128 < 2^31: the dequantizing epilogue's i32 arithmetic cannot overflow.
 constexpr int64_t kMaxDequantizedK = 16384;
 
-// A's rows as the packed kernel reads them: u8 (an i8 A moved up by 128), `stride` apart with
-// zero padding, and each row's sum; in parallel over rows (inline inside a pool task).
-void pack_rows(const uint8_t* from, int64_t rows, int64_t k, int64_t stride, bool signed_a, uint8_t* to, int32_t* sums) {
-    const uint8_t flip = signed_a ? 0x80 : 0;  // i8 + 128 as u8
-    const bool avx2 = has_avx2();
-    parallel_for(rows, grain_for(k), [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-            uint8_t* row = to + r * stride;
-            const uint8_t* source = from + r * k;
-            int64_t j = 0;
-            int32_t sum = avx2 ? copy_and_sum_avx2(source, row, k, flip, j) : 0;
-            for (; j < k; ++j) {
-                row[j] = static_cast<uint8_t>(source[j] ^ flip);
-                sum += row[j];
-            }
-            std::fill(row + k, row + stride, uint8_t{0});
-            sums[r] = sum;
-        }
-    });
-}
 
 int32_t read_int(const Tensor& t, int64_t i) {
     return t.dtype() == DType::u8 ? t.data<uint8_t>()[i] : t.data<int8_t>()[i];
@@ -333,19 +269,15 @@ struct Correction {
             }
         }
     }
-    // QLinearMatMul: each sum times its column's multiplier in f64, rounded to nearest even,
-    // plus Y's zero point, saturated. The corrected sums of a row first, then the rounding four
-    // at a time where AVX2 is there (a libm call per element was most of a product's time).
+    // QLinearMatMul: the corrected sums of a row first, then requantized (int8_gemm.hpp).
     template <class Q>
     void requantize(int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) const {
         int32_t sums[kInt8TileColumns];
-        const bool avx2 = has_avx2();
         for (int64_t r = 0; r < rows; ++r) {
             const int64_t row_sum = row_sums[row0 + r];
             for (int64_t c = 0; c < cols; ++c) sums[c] = corrected(acc[r * ld + c], col0 + c, row_sum);
             Q* y = static_cast<Q*>(out) + (row0 + r) * n + col0;
-            const int64_t done = avx2 ? requantize_avx2(sums, multipliers + col0, y_zero, y, cols) : 0;
-            for (int64_t c = done; c < cols; ++c) y[c] = requantized<Q>(sums[c], multipliers[col0 + c], y_zero);
+            requantize_row(sums, multipliers + col0, y_zero, y, cols);
         }
     }
 };
@@ -440,7 +372,7 @@ public:
         auto* workspace = static_cast<uint8_t*>(ctx.workspace(workspace_bytes()));
         auto* packed_a = workspace + column_bytes();
         auto* row_sums = reinterpret_cast<int32_t*>(packed_a + rows * stride);
-        pack_rows(static_cast<const uint8_t*>(a.raw_data()), rows, k, stride, signed_a, packed_a, row_sums);
+        pack_int8_rows(static_cast<const uint8_t*>(a.raw_data()), rows, k, stride, signed_a, packed_a, row_sums);
         // The output's address once: Tensor::data checks host access at every call.
         Correction state{packed_column_sums(layout_, weight_.data<uint8_t>()), b_zero_.data(), row_sums, a_zero, k, n,
                          out.raw_data(), out.dtype()};
@@ -569,7 +501,7 @@ public:
                 for (int64_t i = 0; i < k * n; ++i)
                     b_s8[static_cast<size_t>(i)] = static_cast<int8_t>(unsigned_b ? int32_t{b_matrix[i]} - 128 : int8_t(b_matrix[i]));
                 const Tensor packed = pack_int8_weight(layout, b_s8.data(), n);
-                pack_rows(pa + oa * m * k, m, k, stride, signed_a, a_rows.data(), row_sums.data());
+                pack_int8_rows(pa + oa * m * k, m, k, stride, signed_a, a_rows.data(), row_sums.data());
                 Correction state = common;
                 state.column_sums = packed_column_sums(layout, packed.data<uint8_t>());
                 state.row_sums = row_sums.data();

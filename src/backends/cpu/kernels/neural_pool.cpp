@@ -101,6 +101,24 @@ void pool_kernel(KernelContext& ctx) {
                         if constexpr (std::numeric_limits<T>::has_infinity) best = -std::numeric_limits<T>::infinity();
                         int64_t best_at = -1;
                         double sum = 0;
+                        if (kMax && !indices) {
+                            // Without Indices, a branch-free maximum; a NaN anywhere in the window
+                            // is the result, as the tracked loop below makes it.
+                            bool nan = false;
+                            for (int64_t kd = td.first; kd < td.last; ++kd)
+                                for (int64_t kh = th.first; kh < th.last; ++kh) {
+                                    const T* row = in + ((id0 + kd * a[0].dilation) * a[1].in + ih0 + kh * a[1].dilation) * a[2].in + iw0;
+                                    for (int64_t kw = tw.first; kw < tw.last; ++kw) {
+                                        const T v = row[kw * a[2].dilation];
+                                        nan |= v != v;
+                                        best = v > best ? v : best;
+                                    }
+                                }
+                            if constexpr (std::numeric_limits<T>::has_quiet_NaN)
+                                if (nan) best = std::numeric_limits<T>::quiet_NaN();
+                            py[o] = best;
+                            continue;
+                        }
                         for (int64_t kd = td.first; kd < td.last; ++kd)
                             for (int64_t kh = th.first; kh < th.last; ++kh) {
                                 const int64_t row = ((id0 + kd * a[0].dilation) * a[1].in + ih0 + kh * a[1].dilation) * a[2].in;
