@@ -219,6 +219,27 @@ void add_integer_products(std::vector<Case>& c) {
                 }};
         ci.dtypes = u8;
         c.push_back(ci);
+        Case cf{"ConvIntegerToFloat", "[1,2,5,6] [3,2,2,3] per channel bias y grid pads " + Shape(pads).to_string() + " strides " +
+                                          Shape(strides).to_string(),
+                {integers("X", {1, 2, 5, 6}, 0, 255, DType::u8), integers("W", {3, 2, 2, 3}, 0, 255, DType::u8),
+                 typed(positive("S", {3}, 1e-3), DType::f32), integers("XZ", {}, 100, 150, DType::u8),
+                 integers("WZ", {3}, 100, 150, DType::u8), typed(x("Bias", {3}), DType::f32),
+                 typed(positive("YS", {}, 0.05), DType::f32), integers("YZ", {}, 100, 150, DType::u8)},
+                node("ConvIntegerToFloat", {{"pads", pads}, {"strides", strides}}), [=](const auto& v, DType) {
+                    RefTensor y = ref::conv_integer(v[0], v[1], zero_of(v[3]), v[4], pads, strides);
+                    const size_t positions = y.data.size() / 3;
+                    for (size_t i = 0; i < y.data.size(); ++i) {
+                        const size_t channel = i / positions % 3;
+                        // The grid's rounding decided in f32, as the kernel decides it.
+                        const float value = static_cast<float>(y.data[i]) * static_cast<float>(v[2].data[channel]) +
+                                            static_cast<float>(v[5].data[channel]);
+                        const double q = std::clamp(std::rint(value / static_cast<float>(v[6].data[0])) + v[7].data[0], 0.0, 255.0);
+                        y.data[i] = (q - v[7].data[0]) * v[6].data[0];
+                    }
+                    return std::vector{y};
+                }};
+        cf.dtypes = u8;
+        c.push_back(cf);
         Case qc{"QLinearConv", "[1,2,5,6] [3,2,2,3] bias pads " + Shape(pads).to_string() + " strides " + Shape(strides).to_string(),
                 {integers("X", {1, 2, 5, 6}, 0, 255, DType::u8), typed(positive("XS", {}, 0.05), DType::f32), integers("XZ", {}, 100, 150, DType::u8),
                  integers("W", {3, 2, 2, 3}, 0, 255, DType::u8), typed(positive("WS", {3}, 0.05), DType::f32), integers("WZ", {3}, 100, 150, DType::u8),

@@ -170,3 +170,64 @@ TEST_CASE("QDQ products of two activations run as integer products", "[int8][qdq
                 }
     CHECK(off_grid <= 2);  // only where a product sits on a half step of the output grid
 }
+
+// A QDQ convolution (what quantize_static writes for a CNN): x through QuantizeLinear and
+// DequantizeLinear, a constant int8 weight dequantized per output channel, a float bias, and
+// the output's own Q/DQ pair. The chain becomes one ConvIntegerToFloat on the packed kernel and
+// gives the float reading's result, to one output step where a value sits on a half step.
+TEST_CASE("QDQ convolutions run as integer convolutions with the float result", "[int8][qdq]") {
+    constexpr int64_t c = 5, m = 6, h = 9, w = 8;
+    const float sx = 0.04f, sy = 0.08f;
+    const uint8_t zx = 120, zy = 125;
+    std::mt19937 rng(21);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> xs(2 * c * h * w);
+    for (float& v : xs) v = normal(rng);
+    const Tensor wq = random_ints<int8_t>({m, c, 3, 3}, -127, 127, 22);
+    std::vector<float> sw(m), bias(m);
+    for (int64_t i = 0; i < m; ++i) sw[i] = 0.003f + 0.0007f * static_cast<float>(i), bias[i] = 0.3f * static_cast<float>(i) - 0.8f;
+    const auto scalar = [](auto value) { return Tensor::from_vector(std::vector{value}, Shape(std::vector<int64_t>{})); };
+
+    GraphBuilder b("qdq_conv");
+    const auto fake_quantize = [&](Value v, float scale, uint8_t zero) {
+        const Value s = b.constant(scalar(scale)), z = b.constant(scalar(zero));
+        return b.op1("DequantizeLinear", {b.op1("QuantizeLinear", {v, s, z}), s, z});
+    };
+    const Value x = b.input("x", DType::f32, {2, c, h, w});
+    const Value weight = b.op1("DequantizeLinear",
+                               {b.constant(wq), b.constant(Tensor::from_vector(sw, {m})),
+                                b.constant(Tensor::from_vector(std::vector<int8_t>(m, 0), {m}))},
+                               {{"axis", int64_t{0}}});
+    const Attributes attrs{{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"strides", std::vector<int64_t>{2, 1}}};
+    const Value conv = b.op1("Conv", {fake_quantize(x, sx, zx), weight, b.constant(Tensor::from_vector(bias, {m}))}, attrs);
+    b.output("y", fake_quantize(conv, sy, zy));
+    Session session(b.build());
+    const std::vector<float> got = session.run({{"x", Tensor::from_vector(xs, {2, c, h, w})}})["y"].to_vector<float>();
+    CHECK(count_op(session.placement(), "ConvIntegerToFloat") == 1);
+    CHECK(count_op(session.placement(), "Conv") == 0);
+    CHECK(count_op(session.placement(), "DequantizeLinear") == 0);
+
+    const auto q = [](float v, float s, uint8_t z) { return std::clamp(std::nearbyint(double(v) / s) + z, 0.0, 255.0) - z; };
+    const std::vector<int8_t> ws = wq.to_vector<int8_t>();
+    const int64_t oh = (h + 2 - 3) / 2 + 1, ow = w;
+    REQUIRE(got.size() == static_cast<size_t>(2 * m * oh * ow));
+    size_t off_grid = 0;
+    for (int64_t n = 0; n < 2; ++n)
+        for (int64_t o = 0; o < m; ++o)
+            for (int64_t i = 0; i < oh; ++i)
+                for (int64_t j = 0; j < ow; ++j) {
+                    double sum = bias[o];
+                    for (int64_t ch = 0; ch < c; ++ch)
+                        for (int64_t ki = 0; ki < 3; ++ki)
+                            for (int64_t kj = 0; kj < 3; ++kj) {
+                                const int64_t y = i * 2 - 1 + ki, xcol = j - 1 + kj;
+                                if (y < 0 || y >= h || xcol < 0 || xcol >= w) continue;
+                                sum += q(xs[((n * c + ch) * h + y) * w + xcol], sx, zx) * sx * ws[((o * c + ch) * 3 + ki) * 3 + kj] * sw[o];
+                            }
+                    const double want = q(static_cast<float>(sum), sy, zy) * sy;
+                    const double error = std::fabs(got[static_cast<size_t>(((n * m + o) * oh + i) * ow + j)] - want);
+                    REQUIRE(error <= sy * 1.001);
+                    off_grid += error > 1e-5;
+                }
+    CHECK(off_grid <= 3);
+}

@@ -59,6 +59,40 @@ std::vector<Shape> shape_matmul_integer_to_float(const InferenceContext& ctx) {
 
 DType dtype_f32(const InferenceContext&, size_t) { return DType::f32; }
 
+// ConvIntegerToFloat(X [N, C, spatial...] u8/i8, W [M, C/group, kernel...] u8/i8, scale [] or [M]
+// f32, X's zero point?, W's zero point? ([] or [M]), bias [M] f32?, Y's scale?, Y's zero point?),
+// with Conv's attributes: scale[m] · Σ (X - zx)(W - zw[m]) + bias[m] per output channel m, then
+// through Y's 8-bit grid when given (the bias is the convolution's own, inside the grid, unlike
+// MatMulIntegerToFloat's, which is the Add after it), in f32. What a QDQ convolution computes
+// (passes/integer_qdq_products.cpp), dequantized in the product's epilogue.
+std::vector<Shape> shape_conv_integer_to_float(const InferenceContext& ctx) {
+    const auto integer8 = [](DType t) { return t == DType::u8 || t == DType::i8; };
+    if (!integer8(ctx.dtype(0)) || !integer8(ctx.dtype(1))) ctx.fail("X and W must be u8 or i8");
+    const Shape& w = ctx.shape(1);
+    if (w.rank() < 3) ctx.fail("W must be [M, C/group, kernel...], got " + w.to_string());
+    const int64_t m = w[0];
+    const auto channel_row_or_one = [&](size_t i, const char* what, bool one_allowed) {
+        if (!ctx.has_input(i)) return;
+        const Shape& s = ctx.shape(i);
+        if ((one_allowed && s.numel() == 1) || (s.rank() == 1 && (s[0] == m || m == kDynamic))) return;
+        ctx.fail(std::string(what) + " must be " + (one_allowed ? "one value or " : "") + "a row of " + std::to_string(m) +
+                 " output channels, got " + s.to_string());
+    };
+    if (ctx.dtype(2) != DType::f32) ctx.fail("the scale must be f32");
+    channel_row_or_one(2, "the scale", true);
+    if (ctx.has_input(3) && (ctx.shape(3).numel() != 1 || ctx.dtype(3) != ctx.dtype(0)))
+        ctx.fail("X's zero point must be one value of X's dtype");
+    channel_row_or_one(4, "W's zero point", true);
+    if (ctx.has_input(4) && ctx.dtype(4) != ctx.dtype(1)) ctx.fail("W's zero point must have W's dtype");
+    channel_row_or_one(5, "the bias", false);
+    if (ctx.has_input(5) && ctx.dtype(5) != DType::f32) ctx.fail("the bias must be f32");
+    if (ctx.has_input(6) != ctx.has_input(7)) ctx.fail("Y's scale and zero point come together");
+    if (ctx.has_input(6) && (ctx.shape(6).numel() != 1 || ctx.dtype(6) != DType::f32 || ctx.shape(7).numel() != 1 ||
+                             !integer8(ctx.dtype(7))))
+        ctx.fail("Y's scale must be one f32 value and its zero point one u8 or i8 value");
+    return shape_conv_integer(ctx);
+}
+
 // AddLayerNormalization(X, Skip, Scale, Bias?) → Y = LayerNorm(X + Skip) over the last axis,
 // and optionally Sum = X + Skip (the residual stream, when it is read further on). After the
 // f16/bf16 lowering (passes/fold_norm_casts.cpp) an f32 node may take Skip in the low type and
@@ -146,6 +180,7 @@ std::vector<OpSchema> fused_op_schemas() {
         {"QuantizedMatMul", 2, 3, 1, 1, 0, same, shape_fused_matmul, 0, kFusedF32},
         // Integer sums dequantized to f32 (A's dtype picks the kernel).
         {"MatMulIntegerToFloat", 3, 8, 1, 1, 0, dtype_f32, shape_matmul_integer_to_float, 0, kFusedF32},
+        {"ConvIntegerToFloat", 3, 8, 1, 1, 0, dtype_f32, shape_conv_integer_to_float, 0, kFusedF32},
         // keeps_f32 as LayerNormalization does: the residual stream stays in f32.
         {"AddLayerNormalization", 3, 4, 1, 2, 0, dtype_add_layer_norm, shape_add_layer_norm, 0, kFusedF32},
         // Low like the products it is made of; the softmax is computed in f32 inside.

@@ -10,7 +10,8 @@
 // MatMulInteger gets MatMulInteger, a Cast to f32 and a Mul by sa · sw. Applies where the
 // scales are constants, A's per tensor and W's per tensor or per column (DequantizeLinear axis
 // 1). Where the fused op is there, a product of two activations quantized per tensor
-// (attention's, Q·Kᵀ and P·V) becomes one too. Elsewhere the QDQ graph runs in float as written.
+// (attention's, Q·Kᵀ and P·V) becomes one too. Conv(DQ(x_q), DQ(W_q)) with its output grid
+// likewise becomes one ConvIntegerToFloat. Elsewhere the QDQ graph runs in float as written.
 #include "core/ops/op_schema.hpp"
 #include "core/passes/pattern.hpp"
 #include "core/passes/pipeline.hpp"
@@ -27,8 +28,9 @@ struct Dequantized {
 };
 
 // The DequantizeLinear making `value`, with a constant f32 scale (and constant zero point, of
-// the quantized dtype, when given); nothing when `value` is made otherwise.
-std::optional<Dequantized> dequantized(const Pattern& p, int value, OpId dequantize) {
+// the quantized dtype, when given), per tensor or along `axis` (a MatMul weight's columns, 1;
+// a Conv weight's output channels, 0); nothing when `value` is made otherwise.
+std::optional<Dequantized> dequantized(const Pattern& p, int value, OpId dequantize, int64_t axis = 1) {
     const int n = p.producer(value, dequantize);
     if (n < 0) return std::nullopt;
     const NodeIR& node = p.node(n);
@@ -41,9 +43,10 @@ std::optional<Dequantized> dequantized(const Pattern& p, int value, OpId dequant
         if (!zero || zero->dtype() != p.type(d.quantized).dtype || zero->numel() != d.scale->numel()) return std::nullopt;
         d.zero = p.through_identity(node.inputs[2]);
     }
-    if (d.scale->numel() > 1) {  // per axis: only the weight's per column form is taken
-        const int64_t axis = node.attributes.get_int("axis", 1);
-        if (axis != 1 && axis != -1) return std::nullopt;
+    if (d.scale->numel() > 1) {  // per axis: only the weight's per column (channel) form is taken
+        const int64_t along = node.attributes.get_int("axis", 1);
+        const auto rank = p.type(d.quantized).shape ? static_cast<int64_t>(p.type(d.quantized).shape->rank()) : int64_t{-1};
+        if (along != axis && !(rank > 0 && along == axis - rank)) return std::nullopt;
     }
     return d;
 }
@@ -74,17 +77,62 @@ std::optional<OutputGrid> output_grid(const Pattern& p, int result) {
     if (scale->to_vector<float>()[0] != scale_back->to_vector<float>()[0] ||
         zero->to_vector<double>()[0] != zero_back->to_vector<double>()[0])
         return std::nullopt;
+    // A product or convolution reading the grid's result would itself become an integer op
+    // reading the QuantizeLinear's 8-bit output: that QuantizeLinear must stay.
+    for (int reader : p.readers(p.node(dq).outputs[0]))
+        if (p.node(reader).op == "MatMul" || p.node(reader).op == "Conv") return std::nullopt;
     return OutputGrid{q, dq, p.through_identity(p.node(q).inputs[1]), p.through_identity(p.node(q).inputs[2]),
                       p.node(dq).outputs[0]};
+}
+
+// Conv(DQ(x_q), DQ(W_q constant), bias?) and the grid and bias after it: one
+// ConvIntegerToFloat (x per tensor, W per tensor or per output channel); the bias stays
+// whatever made it (a constant, or quantize_static's DequantizeLinear of an i32 constant,
+// folded when the session plans).
+bool integer_qdq_conv(Rewriter& rewriter, const PassContext& context, const Pattern& p, int n) {
+    const OpId dequantize = op_id("DequantizeLinear");
+    const NodeIR& node = p.node(n);
+    const auto x = dequantized(p, node.inputs[0], dequantize);
+    const auto w = dequantized(p, node.inputs[1], dequantize, 0);
+    if (!x || !w || x->scale->numel() != 1) return false;
+    const Tensor* weight = p.constant(w->quantized);
+    if (!weight || weight->shape().rank() < 3) return false;
+    const int64_t channels = weight->shape()[0];
+    if (w->scale->numel() != 1 && w->scale->numel() != channels) return false;
+    const bool has_bias = node.inputs.size() > 2 && node.inputs[2] >= 0;
+    if (has_bias && p.type(node.inputs[2]).dtype != DType::f32) return false;
+    if (!context.target.kernels().find("ConvIntegerToFloat", p.type(x->quantized).dtype)) return false;
+    const float sx = x->scale->to_vector<float>()[0];
+    std::vector<float> scale = w->scale->to_vector<float>();
+    for (float& v : scale) v *= sx;
+    const Shape scale_shape = scale.size() == 1 ? Shape(std::vector<int64_t>{}) : Shape{channels};
+    const int scale_value = rewriter.add_constant(node.name + "/scale", Tensor::from_vector(scale, scale_shape));
+    std::vector<int> nodes{n};
+    std::vector<int> inputs{x->quantized, p.through_identity(w->quantized), scale_value, x->zero, w->zero,
+                            has_bias ? node.inputs[2] : -1};
+    int result = node.outputs[0];
+    if (const auto grid = output_grid(p, result)) {
+        nodes.push_back(grid->quantize);
+        nodes.push_back(grid->dequantize);
+        inputs.push_back(grid->scale);
+        inputs.push_back(grid->zero);
+        result = grid->result;
+    }
+    while (inputs.back() < 0) inputs.pop_back();
+    return rewriter.replace(nodes, {"ConvIntegerToFloat", node.name, inputs, {result}, node.attributes});
 }
 
 }  // namespace
 
 void integer_qdq_products(Rewriter& rewriter, const PassContext& context) {
-    const OpId matmul = op_id("MatMul"), dequantize = op_id("DequantizeLinear");
+    const OpId matmul = op_id("MatMul"), conv = op_id("Conv"), dequantize = op_id("DequantizeLinear");
     const Pattern p(rewriter);
     for (size_t i = 0; i < p.graph().nodes.size(); ++i) {
         const int m = static_cast<int>(i);
+        if (p.is(m, conv)) {
+            integer_qdq_conv(rewriter, context, p, m);
+            continue;
+        }
         if (!p.is(m, matmul)) continue;
         const NodeIR& node = p.node(m);
         const auto a = dequantized(p, node.inputs[0], dequantize);

@@ -15,6 +15,8 @@
 // Not here yet: AMX-INT8 tiles (Sapphire Rapids), AVX-VNNI on 256-bit registers.
 #include <infer/tensor.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string_view>
 
@@ -71,6 +73,19 @@ template <class Q>
 Q requantized(int32_t v, double multiplier, int32_t zero);
 template <class Q>
 void requantize_row(const int32_t* v, const double* multiplier, int32_t zero, Q* y, int64_t count);
+
+// The *IntegerToFloat ops' Y quantization: a value through QuantizeLinear and DequantizeLinear
+// with Y's scale and zero point (the CPU's QuantizeLinear arithmetic: x / s rounded to nearest
+// even, plus z, saturated), in f32.
+struct YGrid {
+    float scale, zero, lowest, highest;
+    static YGrid of(const Tensor& scale, const Tensor& zero) {
+        const bool u8 = zero.dtype() == DType::u8;
+        return {scale.data<float>()[0], static_cast<float>(u8 ? zero.data<uint8_t>()[0] : zero.data<int8_t>()[0]),
+                u8 ? 0.0f : -128.0f, u8 ? 255.0f : 127.0f};
+    }
+    float round(float v) const { return (std::clamp(std::rint(v / scale) + zero, lowest, highest) - zero) * scale; }
+};
 
 // A [m, row stride] (u8, padding zero) times the packed B, over the calling thread's pool.
 void gemm_u8s8(const Int8WeightLayout& layout, const uint8_t* packed, const uint8_t* a, int64_t m,

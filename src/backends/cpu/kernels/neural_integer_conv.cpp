@@ -1,7 +1,8 @@
-// ConvInteger and QLinearConv: a direct N-D convolution over u8/i8 data widened to i32, less
-// zero points (the weights' may be per output channel), with i32 accumulation. QLinearConv adds
-// its i32 bias and requantizes with x_scale * w_scale[m] / y_scale. With constant weights and
-// one group they run as products on the packed int8 kernel instead (PackedIntegerConv).
+// ConvInteger, QLinearConv and ConvIntegerToFloat: a direct N-D convolution over u8/i8 data
+// widened to i32, less zero points (the weights' may be per output channel), with i32
+// accumulation. QLinearConv adds its i32 bias and requantizes with x_scale * w_scale[m] /
+// y_scale; ConvIntegerToFloat scales to f32 and adds its bias (then Y's grid, if given). With constant weights and one
+// group they run as products on the packed int8 kernel instead (PackedIntegerConv).
 #include "backends/cpu/kernels/int8_gemm.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/neural_kernels.hpp"
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 namespace infer::cpu {
@@ -145,15 +147,44 @@ void qlinear_conv_kernel(KernelContext& ctx) {
     else unsupported(ctx, "output dtype " + std::string(dtype_name(y.dtype())));
 }
 
+// What an integer convolution writes: i32 sums (ConvInteger), sums requantized to u8/i8 with an
+// i32 bias (QLinearConv), or sums dequantized to f32 with an f32 bias (ConvIntegerToFloat).
+enum class ConvOutput { sums, requantized, dequantized };
+
 // Where a convolution's operands are among a node's inputs: ConvInteger (x, w, their zero
-// points) and QLinearConv (x, its scale and zero point, w, its scales and zero points, y's scale
-// and zero point, the i32 bias; y requantized).
+// points), QLinearConv (x, its scale and zero point, w, its scales and zero points, y's scale
+// and zero point, the i32 bias) and ConvIntegerToFloat (x, w, the combined scales, the zero
+// points, the f32 bias, y's scale and zero point).
 struct IntegerConvForm {
     size_t x, x_zero, w, w_zero;
-    bool requantized;
+    ConvOutput output;
 };
-constexpr IntegerConvForm kConvInteger{0, 2, 1, 3, false};
-constexpr IntegerConvForm kQLinearConv{0, 2, 3, 5, true};
+constexpr IntegerConvForm kConvInteger{0, 2, 1, 3, ConvOutput::sums};
+constexpr IntegerConvForm kQLinearConv{0, 2, 3, 5, ConvOutput::requantized};
+constexpr IntegerConvForm kConvIntegerToFloat{0, 3, 1, 4, ConvOutput::dequantized};
+
+// ConvIntegerToFloat where the packed kernel does not take it (groups, weights computed at run
+// time): the direct loops' i32 sums, then each times its channel's scale plus the bias, through
+// Y's grid if given.
+void conv_integer_to_float_kernel(KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    const int64_t m = w.shape()[0];
+    const int64_t per_channel = w.numel() / std::max<int64_t>(m, 1);
+    const std::vector<int32_t> acc = integer_conv(ctx, x, w, widen(ctx, 0, 3, x.numel()), widen(ctx, 1, 4, per_channel));
+    const Tensor& scale = ctx.input(2);
+    const float* ps = scale.data<float>();
+    const float* bias = ctx.has_input(5) ? ctx.input(5).data<float>() : nullptr;
+    const std::optional<YGrid> grid = ctx.has_input(6) ? std::optional(YGrid::of(ctx.input(6), ctx.input(7))) : std::nullopt;
+    Tensor& y = ctx.output(0);
+    float* out = y.data<float>();
+    const int64_t positions = y.numel() / std::max<int64_t>(y.shape()[0] * m, 1);
+    for (size_t i = 0; i < acc.size(); ++i) {
+        const int64_t channel = static_cast<int64_t>(i) / positions % m;
+        const float value = static_cast<float>(acc[i]) * ps[scale.numel() == 1 ? 0 : channel] + (bias ? bias[channel] : 0.0f);
+        out[i] = grid ? grid->round(value) : value;
+    }
+}
 
 int32_t first_int(const Tensor& t, int64_t i) { return t.dtype() == DType::u8 ? t.data<uint8_t>()[i] : t.data<int8_t>()[i]; }
 
@@ -207,7 +238,13 @@ public:
             const Tensor* zero = c.constant(form.w_zero);
             if (!zero || zero->dtype() != w->dtype() || (zero->numel() != 1 && zero->numel() != m)) return false;
         }
-        if (form.requantized) {
+        if (form.output == ConvOutput::dequantized) {
+            if (node.input_dtypes[2] != DType::f32 || (node.input_shapes[2].numel() != 1 && node.input_shapes[2].numel() != m))
+                return false;
+            if (present(5) && (node.input_dtypes[5] != DType::f32 || node.input_shapes[5].numel() != m)) return false;
+            if (present(6) && (node.input_dtypes[6] != DType::f32 || !integer8(node.input_dtypes[7]))) return false;
+        }
+        if (form.output == ConvOutput::requantized) {
             for (size_t i : {size_t{1}, size_t{4}, size_t{6}})
                 if (node.input_dtypes[i] != DType::f32) return false;
             if (node.input_shapes[1].numel() != 1 || node.input_shapes[6].numel() != 1 || node.input_shapes[7].numel() != 1 ||
@@ -243,7 +280,17 @@ public:
         Epilogue state{packed_column_sums(layout_, weight_.data<uint8_t>()), w_zero_.data(), nullptr, x_zero + (signed_x ? 128 : 0),
                        k, positions, nullptr, y.dtype()};
         std::vector<double> multipliers;
-        if (form_.requantized) {
+        std::vector<float> scales, bias;
+        if (form_.output == ConvOutput::dequantized) {
+            const Tensor& scale = ctx.input(2);
+            for (int64_t o = 0; o < m; ++o) scales.push_back(scale.data<float>()[scale.numel() == 1 ? 0 : o]);
+            bias.assign(static_cast<size_t>(m), 0.0f);
+            if (ctx.has_input(5)) std::copy_n(ctx.input(5).data<float>(), m, bias.data());
+            state.scales = scales.data();
+            state.float_bias = bias.data();
+            if (ctx.has_input(6)) state.y_grid = YGrid::of(ctx.input(6), ctx.input(7));
+        }
+        if (form_.output == ConvOutput::requantized) {
             const Tensor& w_scale = ctx.input(4);
             const double x_scale = ctx.input(1).data<float>()[0], y_scale = ctx.input(6).data<float>()[0];
             for (int64_t o = 0; o < m; ++o)
@@ -347,11 +394,14 @@ private:
         int64_t k, positions;
         void* out;
         DType out_dtype;
-        const double* multipliers = nullptr;
+        const double* multipliers = nullptr;  // QLinearConv
         int32_t y_zero = 0;
         const int32_t* bias = nullptr;
+        const float *scales = nullptr, *float_bias = nullptr;  // ConvIntegerToFloat
+        std::optional<YGrid> y_grid;
         static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
             const auto& e = *static_cast<const Epilogue*>(self);
+            if (e.scales) return e.write(row0, rows, col0, cols, acc, ld, static_cast<float*>(e.out));
             if (!e.multipliers) return e.write(row0, rows, col0, cols, acc, ld, static_cast<int32_t*>(e.out));
             if (e.out_dtype == DType::u8) return e.write(row0, rows, col0, cols, acc, ld, static_cast<uint8_t*>(e.out));
             e.write(row0, rows, col0, cols, acc, ld, static_cast<int8_t*>(e.out));
@@ -367,8 +417,16 @@ private:
                     sums[c] = static_cast<int32_t>(acc[r * ld + c] - int64_t{x_zero} * column_sums[channel] + k * x_zero * zw -
                                                    zw * row_sum + (bias ? bias[channel] : 0));
                 }
-                if constexpr (std::is_same_v<T, int32_t>) std::copy_n(sums, cols, values[r]);
-                else requantize_row(sums, multipliers + col0, y_zero, values[r], cols);
+                if constexpr (std::is_same_v<T, int32_t>) {
+                    std::copy_n(sums, cols, values[r]);
+                } else if constexpr (std::is_same_v<T, float>) {
+                    for (int64_t c = 0; c < cols; ++c) {
+                        const float value = static_cast<float>(sums[c]) * scales[col0 + c] + float_bias[col0 + c];
+                        values[r][c] = y_grid ? y_grid->round(value) : value;
+                    }
+                } else {
+                    requantize_row(sums, multipliers + col0, y_zero, values[r], cols);
+                }
             }
             for (int64_t c = 0; c < cols; ++c)
                 for (int64_t r = 0; r < rows; ++r) y[(col0 + c) * positions + row0 + r] = values[r][c];
@@ -396,6 +454,7 @@ void register_integer_conv_kernels(KernelRegistry& r) {
     for (DType t : {DType::u8, DType::i8}) {
         r.add_compiled("ConvInteger", t, integer_conv_kernel(kConvInteger, conv_integer_kernel));
         r.add_compiled("QLinearConv", t, integer_conv_kernel(kQLinearConv, qlinear_conv_kernel));
+        r.add_compiled("ConvIntegerToFloat", t, integer_conv_kernel(kConvIntegerToFloat, conv_integer_to_float_kernel));
     }
 }
 

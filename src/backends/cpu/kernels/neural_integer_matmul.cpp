@@ -136,19 +136,6 @@ void matmul_integer_kernel(KernelContext& ctx) {
     std::copy(y.begin(), y.end(), ctx.output(0).data<int32_t>());
 }
 
-// MatMulIntegerToFloat's Y quantization: a value through QuantizeLinear and DequantizeLinear
-// with Y's scale and zero point (the CPU's QuantizeLinear arithmetic: x / s rounded to nearest
-// even, plus z, saturated), in f32.
-struct YGrid {
-    float scale, zero, lowest, highest;
-    static YGrid of(const Tensor& scale, const Tensor& zero) {
-        const bool u8 = zero.dtype() == DType::u8;
-        return {scale.data<float>()[0], static_cast<float>(u8 ? zero.data<uint8_t>()[0] : zero.data<int8_t>()[0]),
-                u8 ? 0.0f : -128.0f, u8 ? 255.0f : 127.0f};
-    }
-    float round(float v) const { return (std::clamp(std::rint(v / scale) + zero, lowest, highest) - zero) * scale; }
-};
-
 // MatMulIntegerToFloat where the packed kernel does not take it: the i32 product, then each sum
 // times its column's scale (through Y's grid, if given) plus the bias.
 void matmul_integer_to_float_kernel(KernelContext& ctx) {
