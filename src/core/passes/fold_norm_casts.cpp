@@ -38,8 +38,9 @@ void fold_norm_casts(Rewriter& rewriter, const PassContext& context) {
     const Pattern p(rewriter);
     for (size_t i = 0; i < p.graph().nodes.size(); ++i) {
         const int n = static_cast<int>(i);
+        // A node a run found out of f16's range is kept in f32 whole (keep_f32), Y included.
         if (!p.is(n, norm) || p.type(p.node(n).inputs[0]).dtype != DType::f32 ||
-            p.node(n).attributes.has("y_dtype"))
+            p.node(n).attributes.has("y_dtype") || context.keep_f32.count(p.node(n).name))
             continue;
         const NodeIR& node = p.node(n);
         const int widen = widening_cast(p, node.inputs[1]);
