@@ -85,6 +85,27 @@ std::optional<OutputGrid> output_grid(const Pattern& p, int result) {
                       p.node(dq).outputs[0]};
 }
 
+// sa · sw as a new constant: one value, or one per column (channel) where W has `count` scales.
+int combined_scale(Rewriter& rewriter, const std::string& name, const Dequantized& a, const Dequantized& w, int64_t count) {
+    const float sa = a.scale->to_vector<float>()[0];
+    std::vector<float> scale = w.scale->to_vector<float>();
+    for (float& v : scale) v *= sa;
+    const Shape shape = scale.size() == 1 ? Shape(std::vector<int64_t>{}) : Shape{count};
+    return rewriter.add_constant(name + "/scale", Tensor::from_vector(scale, shape));
+}
+
+// Takes the output grid after `result`, if there is one, into a rewrite: its two nodes join
+// `nodes`, its scale and zero point `inputs` (Y's, inputs 6 and 7); returns what later nodes read.
+int absorb_output_grid(const Pattern& p, int result, std::vector<int>& nodes, std::vector<int>& inputs) {
+    const auto grid = output_grid(p, result);
+    if (!grid) return result;
+    nodes.push_back(grid->quantize);
+    nodes.push_back(grid->dequantize);
+    inputs.push_back(grid->scale);
+    inputs.push_back(grid->zero);
+    return grid->result;
+}
+
 // Conv(DQ(x_q), DQ(W_q constant), bias?) and the grid and bias after it: one
 // ConvIntegerToFloat (x per tensor, W per tensor or per output channel); the bias stays
 // whatever made it (a constant, or quantize_static's DequantizeLinear of an i32 constant,
@@ -102,22 +123,11 @@ bool integer_qdq_conv(Rewriter& rewriter, const PassContext& context, const Patt
     const bool has_bias = node.inputs.size() > 2 && node.inputs[2] >= 0;
     if (has_bias && p.type(node.inputs[2]).dtype != DType::f32) return false;
     if (!context.target.kernels().find("ConvIntegerToFloat", p.type(x->quantized).dtype)) return false;
-    const float sx = x->scale->to_vector<float>()[0];
-    std::vector<float> scale = w->scale->to_vector<float>();
-    for (float& v : scale) v *= sx;
-    const Shape scale_shape = scale.size() == 1 ? Shape(std::vector<int64_t>{}) : Shape{channels};
-    const int scale_value = rewriter.add_constant(node.name + "/scale", Tensor::from_vector(scale, scale_shape));
+    const int scale_value = combined_scale(rewriter, node.name, *x, *w, channels);
     std::vector<int> nodes{n};
     std::vector<int> inputs{x->quantized, p.through_identity(w->quantized), scale_value, x->zero, w->zero,
                             has_bias ? node.inputs[2] : -1};
-    int result = node.outputs[0];
-    if (const auto grid = output_grid(p, result)) {
-        nodes.push_back(grid->quantize);
-        nodes.push_back(grid->dequantize);
-        inputs.push_back(grid->scale);
-        inputs.push_back(grid->zero);
-        result = grid->result;
-    }
+    const int result = absorb_output_grid(p, node.outputs[0], nodes, inputs);
     while (inputs.back() < 0) inputs.pop_back();
     return rewriter.replace(nodes, {"ConvIntegerToFloat", node.name, inputs, {result}, node.attributes});
 }
@@ -157,23 +167,12 @@ void integer_qdq_products(Rewriter& rewriter, const PassContext& context) {
         }
 
         // sa · sw, one per column or one for all.
-        const float sa = a->scale->to_vector<float>()[0];
-        std::vector<float> scale = w->scale->to_vector<float>();
-        for (float& s : scale) s *= sa;
-        const Shape scale_shape = scale.size() == 1 ? Shape(std::vector<int64_t>{}) : Shape{columns};
         const std::string& name = node.name;
-        const int scale_value = rewriter.add_constant(name + "/scale", Tensor::from_vector(scale, scale_shape));
+        const int scale_value = combined_scale(rewriter, name, *a, *w, columns);
         if (fused) {
             std::vector<int> nodes{m};
             std::vector<int> inputs{a->quantized, p.through_identity(w->quantized), scale_value, a->zero, w->zero, -1};
-            int result = node.outputs[0];
-            if (const auto grid = output_grid(p, result)) {
-                nodes.push_back(grid->quantize);
-                nodes.push_back(grid->dequantize);
-                inputs.push_back(grid->scale);
-                inputs.push_back(grid->zero);
-                result = grid->result;
-            }
+            int result = absorb_output_grid(p, node.outputs[0], nodes, inputs);
             if (const int add = p.sole_reader(result, op_id("Add")); add >= 0) {
                 const int bias = Pattern::other_input(p.node(add), result);
                 const Tensor* row = p.constant(bias);

@@ -121,18 +121,21 @@ void stream_rows_sweep(int64_t m, int64_t n, int64_t k0, int64_t k1, float alpha
 // cores streamed GPT-2's weights at 21-26 GB/s where a sequential read reaches 31.
 constexpr int64_t kSweepBytes = 256 << 10;  // m rows of C kept in L2 while B streams past
 
-bool stream_rows_parallel(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
-                          int64_t ldb, float beta, float* c, int64_t ldc) {
+// The split itself: B's k rows in one contiguous range per thread (whole groups of four, the
+// last taking the rest), sweep(k0, k1, partial) filling each thread's zeroed m × n partial,
+// then C = beta·C + the partials' sum. False, doing nothing, when m rows of C exceed
+// kSweepBytes or there is too little work to share.
+template <class Sweep>
+bool split_weight_rows(int64_t m, int64_t n, int64_t k, float beta, float* c, int64_t ldc, Sweep&& sweep) {
     if (m * n * static_cast<int64_t>(sizeof(float)) > kSweepBytes) return false;
     const int64_t tasks = std::min<int64_t>({int64_t{pool_thread_count()}, k / 4, k * n * kStreamRows / kParallelGemmWork});
     if (tasks <= 1) return false;
     std::vector<float> partial(static_cast<size_t>(tasks * m * n), 0.0f);
-    // Ranges of whole groups of four rows, the last taking the rest.
     const int64_t per = (k / 4 + tasks - 1) / tasks * 4;
     parallel_for(tasks, 1, [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {
             const int64_t k0 = std::min(k, t * per), k1 = t + 1 == tasks ? k : std::min(k, k0 + per);
-            stream_rows_sweep(m, n, k0, k1, alpha, a, lda, b, ldb, partial.data() + t * m * n, n);
+            sweep(k0, k1, partial.data() + t * m * n);
         }
     });
     for (int64_t i = 0; i < m; ++i) {
@@ -144,6 +147,13 @@ bool stream_rows_parallel(int64_t m, int64_t n, int64_t k, float alpha, const fl
         }
     }
     return true;
+}
+
+bool stream_rows_parallel(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                          int64_t ldb, float beta, float* c, int64_t ldc) {
+    return split_weight_rows(m, n, k, beta, c, ldc, [&](int64_t k0, int64_t k1, float* partial) {
+        stream_rows_sweep(m, n, k0, k1, alpha, a, lda, b, ldb, partial, n);
+    });
 }
 
 // 16-bit values widened to f32 in registers: the library-wide conversions split large arrays over
@@ -241,23 +251,9 @@ __attribute__((target("avx2,f16c,fma"))) static void sweep_16bit_avx2(int64_t m,
 // work to share).
 static bool rows_16bit_parallel(int64_t m, int64_t n, int64_t k, const float* a, const uint16_t* b, bool bfloat16, float* c) {
     static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma");
-    if (!avx2 || m * n * static_cast<int64_t>(sizeof(float)) > kSweepBytes) return false;
-    const int64_t tasks = std::min<int64_t>({int64_t{pool_thread_count()}, k / 4, k * n * kStreamRows / kParallelGemmWork});
-    if (tasks <= 1) return false;
-    std::vector<float> partial(static_cast<size_t>(tasks * m * n), 0.0f);
-    const int64_t per = (k / 4 + tasks - 1) / tasks * 4;
-    parallel_for(tasks, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t t = begin; t < end; ++t) {
-            const int64_t k0 = std::min(k, t * per), k1 = t + 1 == tasks ? k : std::min(k, k0 + per);
-            sweep_16bit_avx2(m, n, k, k0, k1, a, b, bfloat16, partial.data() + t * m * n);
-        }
-    });
-    for (int64_t i = 0; i < m * n; ++i) {
-        float sum = 0.0f;
-        for (int64_t t = 0; t < tasks; ++t) sum += partial[static_cast<size_t>(t * m * n + i)];
-        c[i] = sum;
-    }
-    return true;
+    return avx2 && split_weight_rows(m, n, k, 0.0f, c, n, [&](int64_t k0, int64_t k1, float* partial) {
+               sweep_16bit_avx2(m, n, k, k0, k1, a, b, bfloat16, partial);
+           });
 }
 
 void gemm_rows_16bit_weights(int64_t m, int64_t n, int64_t k, const float* a, const uint16_t* b, bool bfloat16,

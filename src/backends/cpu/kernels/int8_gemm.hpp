@@ -53,6 +53,11 @@ inline const int32_t* packed_column_sums(const Int8WeightLayout& layout, const u
 // Row stride, in bytes, of A as the products read it: K rounded up to the group, zero-padded.
 inline int64_t int8_row_stride(const Int8WeightLayout& layout) { return layout.groups * layout.group; }
 
+// Element i of a u8 or i8 tensor (a zero point), as i32.
+inline int32_t int8_value(const Tensor& t, int64_t i) {
+    return t.dtype() == DType::u8 ? t.data<uint8_t>()[i] : t.data<int8_t>()[i];
+}
+
 // The most columns (and rows) of one tile handed to an epilogue.
 inline constexpr int64_t kInt8TileColumns = 64, kInt8TileRows = 6;
 

@@ -52,6 +52,29 @@ struct Axis {
     int64_t in, kernel, stride, dilation, pad_begin, out;
 };
 
+// A convolution's spatial axes and the sizes both kernels need: pixels per input plane, kernel
+// taps, output positions.
+struct ConvAxes {
+    std::vector<Axis> axes;
+    int64_t in_size = 1, taps = 1, positions = 1;
+};
+
+ConvAxes conv_axes(const KernelContext& ctx, const Shape& x, const Shape& w) {
+    const auto& xd = x.dims();
+    const auto& wd = w.dims();
+    const size_t spatial = xd.size() - 2;
+    const detail::WindowParams p = detail::read_window_params(ctx.attrs(), spatial, {wd.begin() + 2, wd.end()});
+    const auto geometry = detail::window_geometry(p, {xd.begin() + 2, xd.end()});
+    ConvAxes g;
+    for (size_t i = 0; i < spatial; ++i) {
+        g.axes.push_back({xd[i + 2], wd[i + 2], p.strides[i], p.dilations[i], geometry[i].pad_begin, geometry[i].out});
+        g.in_size *= xd[i + 2];
+        g.taps *= wd[i + 2];
+        g.positions *= geometry[i].out;
+    }
+    return g;
+}
+
 // acc[n, m, out positions] = sum over the group's channels and taps of x * w.
 std::vector<int32_t> integer_conv(const KernelContext& ctx, const Tensor& x, const Tensor& w,
                                   const std::vector<int32_t>& xv, const std::vector<int32_t>& wv) {
@@ -59,16 +82,9 @@ std::vector<int32_t> integer_conv(const KernelContext& ctx, const Tensor& x, con
     const auto& wd = w.shape().dims();
     const size_t spatial = xd.size() - 2;
     const int64_t group = ctx.attrs().get_int("group", 1);
-    const detail::WindowParams p = detail::read_window_params(ctx.attrs(), spatial, {wd.begin() + 2, wd.end()});
-    const auto geometry = detail::window_geometry(p, {xd.begin() + 2, xd.end()});
-    std::vector<Axis> axes;
-    int64_t in_size = 1, taps = 1, positions = 1;
-    for (size_t i = 0; i < spatial; ++i) {
-        axes.push_back({xd[i + 2], wd[i + 2], p.strides[i], p.dilations[i], geometry[i].pad_begin, geometry[i].out});
-        in_size *= xd[i + 2];
-        taps *= wd[i + 2];
-        positions *= geometry[i].out;
-    }
+    const ConvAxes g = conv_axes(ctx, x.shape(), w.shape());
+    const std::vector<Axis>& axes = g.axes;
+    const int64_t in_size = g.in_size, taps = g.taps, positions = g.positions;
     const int64_t images = xd[0], channels = xd[1], out_channels = wd[0];
     const int64_t group_in = channels / group, group_out = out_channels / group;
     std::vector<int32_t> acc(static_cast<size_t>(images * out_channels * positions), 0);
@@ -186,8 +202,6 @@ void conv_integer_to_float_kernel(KernelContext& ctx) {
     }
 }
 
-int32_t first_int(const Tensor& t, int64_t i) { return t.dtype() == DType::u8 ? t.data<uint8_t>()[i] : t.data<int8_t>()[i]; }
-
 // A convolution of one group by constant weights as a product on the packed int8 kernel: each
 // image's patches (im2col, a row per output position, taps·C long, u8; the padding holds x's
 // zero point, so that it adds nothing) are A, the weights transposed to [taps·C, M] are B,
@@ -221,7 +235,7 @@ public:
         const Tensor* zero = c.constant(form.w_zero);
         w_zero_.assign(static_cast<size_t>(m), w.dtype() == DType::u8 ? -128 : 0);
         if (zero)
-            for (int64_t o = 0; o < m; ++o) w_zero_[static_cast<size_t>(o)] += first_int(*zero, zero->numel() == 1 ? 0 : o);
+            for (int64_t o = 0; o < m; ++o) w_zero_[static_cast<size_t>(o)] += int8_value(*zero, zero->numel() == 1 ? 0 : o);
     }
 
     static bool takes(const CompileContext& c, IntegerConvForm form) {
@@ -262,20 +276,12 @@ public:
         if (y.numel() == 0) return;
         const auto& xd = x.shape().dims();
         const size_t spatial = xd.size() - 2;
-        const auto& wd = ctx.input(form_.w).shape().dims();
-        const detail::WindowParams p = detail::read_window_params(ctx.attrs(), spatial, {wd.begin() + 2, wd.end()});
-        const auto geometry = detail::window_geometry(p, {xd.begin() + 2, xd.end()});
-        std::vector<Axis> axes;
-        int64_t in_size = 1, taps = 1, positions = 1;
-        for (size_t i = 0; i < spatial; ++i) {
-            axes.push_back({xd[i + 2], wd[i + 2], p.strides[i], p.dilations[i], geometry[i].pad_begin, geometry[i].out});
-            in_size *= xd[i + 2];
-            taps *= wd[i + 2];
-            positions *= geometry[i].out;
-        }
+        const ConvAxes g = conv_axes(ctx, x.shape(), ctx.input(form_.w).shape());
+        const std::vector<Axis>& axes = g.axes;
+        const int64_t in_size = g.in_size, taps = g.taps, positions = g.positions;
         const int64_t images = xd[0], channels = xd[1], m = out_channels_, k = k_, stride = int8_row_stride(layout_);
         const bool signed_x = x.dtype() == DType::i8;
-        const int32_t x_zero = ctx.has_input(form_.x_zero) ? first_int(ctx.input(form_.x_zero), 0) : 0;
+        const int32_t x_zero = ctx.has_input(form_.x_zero) ? int8_value(ctx.input(form_.x_zero), 0) : 0;
         const auto pad = static_cast<uint8_t>(x_zero);  // the zero point's bits, as x stores them
         Epilogue state{packed_column_sums(layout_, weight_.data<uint8_t>()), w_zero_.data(), nullptr, x_zero + (signed_x ? 128 : 0),
                        k, positions, nullptr, y.dtype()};
@@ -296,7 +302,7 @@ public:
             for (int64_t o = 0; o < m; ++o)
                 multipliers.push_back(x_scale * w_scale.data<float>()[w_scale.numel() == 1 ? 0 : o] / y_scale);
             state.multipliers = multipliers.data();
-            state.y_zero = first_int(ctx.input(7), 0);
+            state.y_zero = int8_value(ctx.input(7), 0);
             state.bias = ctx.has_input(8) ? ctx.input(8).data<int32_t>() : nullptr;
         }
         // x's image channel-last (each pixel's channels together), then each output position's

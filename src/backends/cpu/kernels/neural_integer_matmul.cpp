@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace infer::cpu {
@@ -90,6 +91,20 @@ std::vector<int64_t> batch_steps(const Shape& shape, size_t own, size_t rank) {
     return steps;
 }
 
+// The matrix offsets of batch entry p in A and B (in matrices), the batch's axes walked from the
+// last, each operand stepping as batch_steps says.
+std::pair<int64_t, int64_t> batch_offsets(int64_t p, const std::vector<int64_t>& batch, const std::vector<int64_t>& a_steps,
+                                          const std::vector<int64_t>& b_steps) {
+    int64_t oa = 0, ob = 0;
+    for (size_t i = batch.size(); i-- > 0;) {
+        const int64_t index = p % batch[i];
+        p /= batch[i];
+        oa += index * a_steps[i];
+        ob += index * b_steps[i];
+    }
+    return {oa, ob};
+}
+
 // Y[batch] = A[batch] x B[batch] in i32, batches broadcast as MatMul's.
 void integer_matmul(const Shape& sa, const Shape& sb, const int32_t* a, const int32_t* b,
                     std::vector<int32_t>& y) {
@@ -111,13 +126,7 @@ void integer_matmul(const Shape& sa, const Shape& sb, const int32_t* a, const in
     parallel_for(batches * m, grain_for(k * n), [&](int64_t begin, int64_t end) {
         for (int64_t q = begin; q < end; ++q) {
             const int64_t p = q / m, r = q % m;
-            int64_t oa = 0, ob = 0, rest = p;  // batch offsets, in matrices
-            for (size_t i = rank; i-- > 0;) {
-                const int64_t index = rest % batch[i];
-                rest /= batch[i];
-                oa += index * a_steps[i];
-                ob += index * b_steps[i];
-            }
+            const auto [oa, ob] = batch_offsets(p, batch, a_steps, b_steps);
             const int32_t* pa = a + oa * m * k + r * k;
             const int32_t* pb = b + ob * k * n;
             int32_t* py = y.data() + p * m * n + r * n;
@@ -195,10 +204,6 @@ constexpr IntegerProductForm kMatMulIntegerToFloat{0, 3, 1, 4, IntegerOutput::de
 // 4 · K · 255 · 128 < 2^31: the dequantizing epilogue's i32 arithmetic cannot overflow.
 constexpr int64_t kMaxDequantizedK = 16384;
 
-
-int32_t read_int(const Tensor& t, int64_t i) {
-    return t.dtype() == DType::u8 ? t.data<uint8_t>()[i] : t.data<int8_t>()[i];
-}
 
 // The epilogue of the packed products: Σ (a - za)(b - zb) from the raw sums and the row and
 // column sums, then written as i32, requantized, or dequantized (with Y's grid and the bias).
@@ -292,7 +297,7 @@ public:
         // B's zero points, shifted as B was, one per column.
         b_zero_.assign(static_cast<size_t>(layout.n), b.dtype() == DType::u8 ? -128 : 0);
         if (zero)
-            for (int64_t j = 0; j < layout.n; ++j) b_zero_[j] += read_int(*zero, zero->numel() == 1 ? 0 : j);
+            for (int64_t j = 0; j < layout.n; ++j) b_zero_[j] += int8_value(*zero, zero->numel() == 1 ? 0 : j);
     }
 
     // Whether the packed kernel takes this node: B constant and 2-D, zero points per tensor
@@ -354,7 +359,7 @@ public:
         if (out.numel() == 0) return;
         const int64_t k = layout_.k, n = layout_.n, stride = int8_row_stride(layout_), rows = out.numel() / n;
         const bool signed_a = a.dtype() == DType::i8;
-        int32_t a_zero = ctx.has_input(form_.a_zero) ? read_int(ctx.input(form_.a_zero), 0) : 0;
+        int32_t a_zero = ctx.has_input(form_.a_zero) ? int8_value(ctx.input(form_.a_zero), 0) : 0;
         if (signed_a) a_zero += 128;
         auto* workspace = static_cast<uint8_t*>(ctx.workspace(workspace_bytes()));
         auto* packed_a = workspace + column_bytes();
@@ -369,7 +374,7 @@ public:
             const double a_scale = ctx.input(1).data<float>()[0], y_scale = ctx.input(6).data<float>()[0];
             for (int64_t j = 0; j < n; ++j) multipliers[j] = a_scale * b_scale.data<float>()[b_scale.numel() == 1 ? 0 : j] / y_scale;
             state.multipliers = multipliers;
-            state.y_zero = read_int(ctx.input(7), 0);
+            state.y_zero = int8_value(ctx.input(7), 0);
         }
         if (form_.output == IntegerOutput::dequantized) {
             // Scale and bias as full rows, so that the epilogue's loop has no per-element choice.
@@ -447,9 +452,9 @@ public:
         const Int8WeightLayout layout = int8_weight_layout(int8_kernel(), k, n);
         const int64_t stride = int8_row_stride(layout);
         const bool signed_a = a.dtype() == DType::i8, unsigned_b = b.dtype() == DType::u8;
-        const int32_t a_zero = (ctx.has_input(form_.a_zero) ? read_int(ctx.input(form_.a_zero), 0) : 0) + (signed_a ? 128 : 0);
+        const int32_t a_zero = (ctx.has_input(form_.a_zero) ? int8_value(ctx.input(form_.a_zero), 0) : 0) + (signed_a ? 128 : 0);
         // B's zero point, shifted as B is (u8 less 128 to s8).
-        const std::vector<int32_t> b_zero(static_cast<size_t>(n), (ctx.has_input(form_.b_zero) ? read_int(ctx.input(form_.b_zero), 0) : 0) -
+        const std::vector<int32_t> b_zero(static_cast<size_t>(n), (ctx.has_input(form_.b_zero) ? int8_value(ctx.input(form_.b_zero), 0) : 0) -
                                                                      (unsigned_b ? 128 : 0));
         // What the epilogue needs besides the sums, the same for every matrix.
         Correction common{nullptr, b_zero.data(), nullptr, a_zero, k, n, nullptr, out.dtype()};
@@ -466,7 +471,7 @@ public:
             multipliers.assign(static_cast<size_t>(n), double(ctx.input(1).data<float>()[0]) * ctx.input(4).data<float>()[0] /
                                                            ctx.input(6).data<float>()[0]);
             common.multipliers = multipliers.data();
-            common.y_zero = read_int(ctx.input(7), 0);
+            common.y_zero = int8_value(ctx.input(7), 0);
         }
         const auto* pa = static_cast<const uint8_t*>(a.raw_data());
         const auto* pb = static_cast<const uint8_t*>(b.raw_data());
@@ -477,13 +482,7 @@ public:
             std::vector<uint8_t> a_rows(static_cast<size_t>(m * stride));
             std::vector<int32_t> row_sums(static_cast<size_t>(m));
             for (int64_t p = begin; p < end; ++p) {
-                int64_t oa = 0, ob = 0, rest = p;  // batch offsets, in matrices
-                for (size_t i = rank; i-- > 0;) {
-                    const int64_t index = rest % batch[i];
-                    rest /= batch[i];
-                    oa += index * a_steps[i];
-                    ob += index * b_steps[i];
-                }
+                const auto [oa, ob] = batch_offsets(p, batch, a_steps, b_steps);
                 const uint8_t* b_matrix = pb + ob * k * n;
                 for (int64_t i = 0; i < k * n; ++i)
                     b_s8[static_cast<size_t>(i)] = static_cast<int8_t>(unsigned_b ? int32_t{b_matrix[i]} - 128 : int8_t(b_matrix[i]));
