@@ -343,3 +343,27 @@ TEST_CASE("f16 and bf16 sessions fold the casts around a residual layer norm int
         for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(reference[i]).margin(3e-2).epsilon(2e-2));
     }
 }
+
+// AddLayerNormalization's folded form (Skip and Y in f16/bf16 beside an f32 X) written by hand:
+// a Skip or y_dtype outside it is an error that says so, and the form itself builds and runs.
+TEST_CASE("AddLayerNormalization with a Skip or y_dtype outside the folded form is a clear error", "[fusion][errors]") {
+    const auto graph = [](DType skip_type, const std::string& y_dtype) {
+        GraphBuilder b;
+        auto x = b.input("x", DType::f32, {2, 8});
+        auto skip = b.input("skip", skip_type, {2, 8});
+        Attributes attrs{{"epsilon", 1e-5f}};
+        if (!y_dtype.empty()) attrs.set("y_dtype", y_dtype);
+        b.output("y", b.op1("AddLayerNormalization", {x, skip, b.constant(ramp({8}, 0.1f, 0.5f))}, attrs));
+        return b.build();
+    };
+    CHECK_THROWS_WITH(graph(DType::f16, "f64"), Catch::Contains("y_dtype f64 beside X of f32"));
+    CHECK_THROWS_WITH(graph(DType::i64, ""), Catch::Contains("Skip is i64 but X is f32"));
+    CHECK_THROWS_AS(graph(DType::f16, "f9"), Error);
+
+    Session session(graph(DType::f16, "f16"));
+    std::vector<half> skip;
+    for (int i = 0; i < 16; ++i) skip.emplace_back(0.125f * static_cast<float>(i % 5));
+    const Tensor y = session.run({{"x", ramp({2, 8}, 0.1f, -0.8f)}, {"skip", Tensor::from_vector(skip, {2, 8})}})["y"];
+    CHECK(y.dtype() == DType::f16);  // as y_dtype asks
+    for (const float v : y.to_vector<float>()) CHECK(std::isfinite(v));
+}

@@ -123,6 +123,25 @@ TEST_CASE("a zero point whose shape differs from its scale's is an error naming 
     CHECK(session.run({{"x", Tensor::from_vector(q, {4})}})["y"].to_vector<float>() == std::vector<float>{-1, 0, 1, 126.5f});
 }
 
+namespace {
+
+template <class T>
+Tensor scalar(T value) {
+    return Tensor::from_vector(std::vector<T>{value}, Shape(std::vector<int64_t>{}));
+}
+
+// v through QuantizeLinear and DequantizeLinear with one u8 scale and zero point: how a QDQ file
+// writes a quantized activation.
+Value fake_quantize(GraphBuilder& b, Value v, float scale, uint8_t zero) {
+    const Value s = b.constant(scalar(scale)), z = b.constant(scalar(zero));
+    return b.op1("DequantizeLinear", {b.op1("QuantizeLinear", {v, s, z}), s, z});
+}
+
+// That rounding in double, less the zero point: the value a QDQ step stands for, over its scale.
+double grid_steps(float v, float s, uint8_t z) { return std::clamp(std::nearbyint(double(v) / s) + z, 0.0, 255.0) - z; }
+
+}  // namespace
+
 // Attention's products in a QDQ file: both operands activations through QuantizeLinear and
 // DequantizeLinear per tensor, the product's output through its own pair. The whole chain becomes
 // one MatMulIntegerToFloat whose B is packed at run time, head by head; the result is the float
@@ -136,16 +155,11 @@ TEST_CASE("QDQ products of two activations run as integer products", "[int8][qdq
     std::vector<float> xs(2 * heads * m * k), ys(heads * k * n);
     for (float& v : xs) v = normal(rng);
     for (float& v : ys) v = normal(rng);
-    const auto scalar = [](auto value) { return Tensor::from_vector(std::vector{value}, Shape(std::vector<int64_t>{})); };
 
     GraphBuilder b("qdq_activations");
-    const auto fake_quantize = [&](Value v, float scale, uint8_t zero) {
-        const Value s = b.constant(scalar(scale)), z = b.constant(scalar(zero));
-        return b.op1("DequantizeLinear", {b.op1("QuantizeLinear", {v, s, z}), s, z});
-    };
     const Value x = b.input("x", DType::f32, {2, heads, m, k});
     const Value y = b.input("y", DType::f32, {1, heads, k, n});  // broadcast over the batch
-    b.output("out", fake_quantize(b.matmul(fake_quantize(x, sa, za), fake_quantize(y, sb, zb)), sy, zy));
+    b.output("out", fake_quantize(b, b.matmul(fake_quantize(b, x, sa, za), fake_quantize(b, y, sb, zb)), sy, zy));
     Session session(b.build());
     const std::vector<float> got =
         session.run({{"x", Tensor::from_vector(xs, {2, heads, m, k})}, {"y", Tensor::from_vector(ys, {1, heads, k, n})}})["out"]
@@ -154,7 +168,6 @@ TEST_CASE("QDQ products of two activations run as integer products", "[int8][qdq
     CHECK(count_op(session.placement(), "MatMul") == 0);
     CHECK(count_op(session.placement(), "DequantizeLinear") == 0);
 
-    const auto q = [](float v, float s, uint8_t z) { return std::clamp(std::nearbyint(double(v) / s) + z, 0.0, 255.0) - z; };
     size_t off_grid = 0;
     for (int64_t batch = 0; batch < 2; ++batch)
         for (int64_t h = 0; h < heads; ++h)
@@ -162,8 +175,8 @@ TEST_CASE("QDQ products of two activations run as integer products", "[int8][qdq
                 for (int64_t c = 0; c < n; ++c) {
                     double sum = 0;
                     for (int64_t j = 0; j < k; ++j)
-                        sum += q(xs[((batch * heads + h) * m + r) * k + j], sa, za) * sa * q(ys[(h * k + j) * n + c], sb, zb) * sb;
-                    const double want = q(static_cast<float>(sum), sy, zy) * sy;
+                        sum += grid_steps(xs[((batch * heads + h) * m + r) * k + j], sa, za) * sa * grid_steps(ys[(h * k + j) * n + c], sb, zb) * sb;
+                    const double want = grid_steps(static_cast<float>(sum), sy, zy) * sy;
                     const double error = std::fabs(got[static_cast<size_t>(((batch * heads + h) * m + r) * n + c)] - want);
                     REQUIRE(error <= sy * 1.001);
                     off_grid += error > 1e-6;
@@ -186,28 +199,22 @@ TEST_CASE("QDQ convolutions run as integer convolutions with the float result", 
     const Tensor wq = random_ints<int8_t>({m, c, 3, 3}, -127, 127, 22);
     std::vector<float> sw(m), bias(m);
     for (int64_t i = 0; i < m; ++i) sw[i] = 0.003f + 0.0007f * static_cast<float>(i), bias[i] = 0.3f * static_cast<float>(i) - 0.8f;
-    const auto scalar = [](auto value) { return Tensor::from_vector(std::vector{value}, Shape(std::vector<int64_t>{})); };
 
     GraphBuilder b("qdq_conv");
-    const auto fake_quantize = [&](Value v, float scale, uint8_t zero) {
-        const Value s = b.constant(scalar(scale)), z = b.constant(scalar(zero));
-        return b.op1("DequantizeLinear", {b.op1("QuantizeLinear", {v, s, z}), s, z});
-    };
     const Value x = b.input("x", DType::f32, {2, c, h, w});
     const Value weight = b.op1("DequantizeLinear",
                                {b.constant(wq), b.constant(Tensor::from_vector(sw, {m})),
                                 b.constant(Tensor::from_vector(std::vector<int8_t>(m, 0), {m}))},
                                {{"axis", int64_t{0}}});
     const Attributes attrs{{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"strides", std::vector<int64_t>{2, 1}}};
-    const Value conv = b.op1("Conv", {fake_quantize(x, sx, zx), weight, b.constant(Tensor::from_vector(bias, {m}))}, attrs);
-    b.output("y", fake_quantize(conv, sy, zy));
+    const Value conv = b.op1("Conv", {fake_quantize(b, x, sx, zx), weight, b.constant(Tensor::from_vector(bias, {m}))}, attrs);
+    b.output("y", fake_quantize(b, conv, sy, zy));
     Session session(b.build());
     const std::vector<float> got = session.run({{"x", Tensor::from_vector(xs, {2, c, h, w})}})["y"].to_vector<float>();
     CHECK(count_op(session.placement(), "ConvIntegerToFloat") == 1);
     CHECK(count_op(session.placement(), "Conv") == 0);
     CHECK(count_op(session.placement(), "DequantizeLinear") == 0);
 
-    const auto q = [](float v, float s, uint8_t z) { return std::clamp(std::nearbyint(double(v) / s) + z, 0.0, 255.0) - z; };
     const std::vector<int8_t> ws = wq.to_vector<int8_t>();
     const int64_t oh = (h + 2 - 3) / 2 + 1, ow = w;
     REQUIRE(got.size() == static_cast<size_t>(2 * m * oh * ow));
@@ -222,12 +229,43 @@ TEST_CASE("QDQ convolutions run as integer convolutions with the float result", 
                             for (int64_t kj = 0; kj < 3; ++kj) {
                                 const int64_t y = i * 2 - 1 + ki, xcol = j - 1 + kj;
                                 if (y < 0 || y >= h || xcol < 0 || xcol >= w) continue;
-                                sum += q(xs[((n * c + ch) * h + y) * w + xcol], sx, zx) * sx * ws[((o * c + ch) * 3 + ki) * 3 + kj] * sw[o];
+                                sum += grid_steps(xs[((n * c + ch) * h + y) * w + xcol], sx, zx) * sx * ws[((o * c + ch) * 3 + ki) * 3 + kj] * sw[o];
                             }
-                    const double want = q(static_cast<float>(sum), sy, zy) * sy;
+                    const double want = grid_steps(static_cast<float>(sum), sy, zy) * sy;
                     const double error = std::fabs(got[static_cast<size_t>(((n * m + o) * oh + i) * ow + j)] - want);
                     REQUIRE(error <= sy * 1.001);
                     off_grid += error > 1e-5;
                 }
     CHECK(off_grid <= 3);
+}
+
+// The fused integer ops a pass makes can also be written by hand (GraphBuilder); wrong operands
+// are errors that name what was wrong, and building and running a good graph afterwards works.
+TEST_CASE("MatMulIntegerToFloat and ConvIntegerToFloat with wrong operands are clear errors", "[qdq][errors]") {
+    const auto expect_error = [](const std::string& op, const std::vector<Tensor>& inputs, const std::string& says) {
+        GraphBuilder b("bad_" + op);
+        std::vector<Value> values;
+        for (const Tensor& t : inputs) values.push_back(b.constant(t));
+        try {
+            b.output("y", b.op1(op, values));
+            b.build();
+            FAIL(op << " was accepted");
+        } catch (const Error& e) {
+            CHECK_THAT(e.what(), Catch::Contains(says));
+        }
+    };
+    const Tensor a_u8 = random_ints<uint8_t>({2, 8}, 0, 255, 1), w_i8 = random_ints<int8_t>({8, 4}, -127, 127, 2);
+    expect_error("MatMulIntegerToFloat", {Tensor::from_vector(std::vector<float>(16, 1.0f), {2, 8}), w_i8, scalar(0.1f)},
+                 "A and B must be u8 or i8");
+    expect_error("MatMulIntegerToFloat", {a_u8, w_i8, Tensor::from_vector(std::vector<float>(3, 0.1f), {3})},
+                 "the scale must be one value or a row of 4");
+    const Tensor x_u8 = random_ints<uint8_t>({1, 2, 5, 5}, 0, 255, 3), k_i8 = random_ints<int8_t>({3, 2, 3, 3}, -127, 127, 4);
+    expect_error("ConvIntegerToFloat",
+                 {x_u8, k_i8, scalar(0.1f), scalar(uint8_t{1}), scalar(int8_t{0}), Tensor::from_vector(std::vector<float>(5, 0.0f), {5})},
+                 "the bias must be a row of 3 output channels");
+
+    GraphBuilder good("good");
+    good.output("y", good.op1("MatMulIntegerToFloat", {good.constant(a_u8), good.constant(w_i8), good.constant(scalar(0.5f))}));
+    Session session(good.build());
+    CHECK(session.run({})["y"].shape() == Shape({2, 4}));
 }
