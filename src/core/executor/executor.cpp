@@ -208,9 +208,10 @@ bool f16_out_of_range(const Tensor& t) {
 // the first run of a plan in this context pays for it (see out_of_range()).
 void ExecutionContext::check_range(size_t index, const KernelStep& step) {
     if (!step.device.is_cpu() && segment_states_.front().ran) return;
-    if (const OpSchema* schema = find_op(step.signature.op); schema && schema->traits.moves_values) return;
     for (const Tensor& out : bound_[index].outputs) {
         if (!out.defined() || out.dtype() != DType::f16 || out.numel() == 0) continue;
+        // Looked up only for steps with an f16 output: every step of every CPU run comes here.
+        if (const OpSchema* schema = find_op(step.signature.op); schema && schema->traits.moves_values) return;
         if (!step.device.is_cpu()) devices_[plan_->device_slot(step.device)]->stream->synchronize();
         const Tensor host = out.buffer()->host_accessible() ? out : out.to(Device::CPU);
         if (f16_out_of_range(host)) {
