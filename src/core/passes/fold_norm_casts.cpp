@@ -59,18 +59,7 @@ void fold_norm_casts(Rewriter& rewriter, const PassContext& context) {
             folded.attributes.set("y_dtype", std::string(dtype_name(p.type(folded.outputs[0]).dtype)));
             replaced.push_back(narrow);
         }
-        // Ask the target whether it runs this form (shapes do not matter to that answer).
-        NodeSignature signature;
-        signature.op = folded.op;
-        signature.name = folded.name;
-        signature.kernel_dtype = DType::f32;
-        for (int input : folded.inputs) {
-            signature.input_dtypes.push_back(input >= 0 ? p.type(input).dtype : DType::f32);
-            signature.inputs_present.push_back(input >= 0);
-        }
-        for (int output : folded.outputs) signature.output_dtypes.push_back(p.type(output).dtype);
-        signature.attributes = &folded.attributes;
-        if (!context.target.supports(signature)) continue;
+        if (!context.target_supports(p.graph(), folded)) continue;
         rewriter.replace(replaced, folded);
     }
 }

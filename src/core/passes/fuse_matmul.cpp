@@ -46,7 +46,11 @@ void fuse_matmul_epilogue(Rewriter& rewriter, const PassContext& context) {
                 break;
             }
         if (nodes.size() == 1) continue;
-        rewriter.replace(nodes, {"FusedMatMul", p.node(nodes.back()).name, inputs, {result}, attributes});
+        const NodeIR fused{"FusedMatMul", p.node(nodes.back()).name, inputs, {result}, attributes};
+        // Not every backend's FusedMatMul takes every activation (CUDA: GeluTanh once checked on
+        // a GPU); where it does not, the activation stays a node of its own.
+        if (!context.target_supports(p.graph(), fused)) continue;
+        rewriter.replace(nodes, fused);
     }
 }
 

@@ -14,6 +14,21 @@ bool PassContext::target_runs(std::string_view op) const {
     return target.kernels().find(std::string(op), dtype) != nullptr;
 }
 
+bool PassContext::target_supports(const GraphIR& graph, const NodeIR& node) const {
+    NodeSignature signature;
+    signature.op = node.op;
+    signature.name = node.name;
+    const auto dtype = [&](int value) { return value >= 0 ? graph.values[value].type.dtype : DType::f32; };
+    signature.kernel_dtype = dtype(node.inputs.empty() ? -1 : node.inputs[0]);
+    for (int input : node.inputs) {
+        signature.input_dtypes.push_back(dtype(input));
+        signature.inputs_present.push_back(input >= 0);
+    }
+    for (int output : node.outputs) signature.output_dtypes.push_back(dtype(output));
+    signature.attributes = &node.attributes;
+    return target.supports(signature);
+}
+
 const std::vector<NamedPass>& session_passes() {
     static const std::vector<NamedPass> passes{
         // First: the MatMuls it takes must not be fused with their bias before it sees them.

@@ -29,6 +29,10 @@ struct PassContext {
     // Whether the target has a kernel for `op` in the dtype it will run in after lowering (the
     // op's precision class decides), so that fusing never moves work off the target device.
     bool target_runs(std::string_view op) const;
+    // Whether the target's supports() takes `node`, a node a pass is about to make in `graph`
+    // (dtypes from the graph's values, kernel dtype that of input 0; shapes left out): for
+    // forms of an op not every kernel of it runs.
+    bool target_supports(const GraphIR& graph, const NodeIR& node) const;
 };
 
 using Pass = void (*)(Rewriter& rewriter, const PassContext& context);
