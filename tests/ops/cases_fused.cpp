@@ -9,8 +9,19 @@ std::vector<Case> fused_cases() {
     std::vector<Case> c;
 
     // FusedMatMul: activation(A·B + bias), B a [K, N] weight.
-    struct MatMulSpec { Shape a; int64_t n; bool bias; std::string activation; };
-    for (const auto& s : std::vector<MatMulSpec>{{{3, 4}, 5, true, ""},
+    // `weights`: B (and the bias, unless `input_bias`) are constants, as a model's are, so the
+    // CPU's packed kernels (packed_float_gemm.hpp) run: shapes around their 6-row, 16-column
+    // panels and 64-column tiles, odd K (bf16 pairs), and one product large enough to be split
+    // between threads.
+    struct MatMulSpec { Shape a; int64_t n; bool bias; std::string activation; bool weights = false, input_bias = false; };
+    for (const auto& s : std::vector<MatMulSpec>{{{1, 3}, 5, true, "", true},
+                                                 {{7, 17}, 70, true, "Gelu", true},
+                                                 {{2, 5, 64}, 130, false, "Relu", true},
+                                                 {{13, 1}, 16, true, "", true, true},
+                                                 {{1, 96}, 33, true, "GeluTanh", true},
+                                                 {{3, 40, 31}, 48, true, "Relu", true},
+                                                 {{64, 96}, 200, true, "Gelu", true},
+                                                 {{3, 4}, 5, true, ""},
                                                  {{2, 3, 17}, 9, true, "Gelu"},
                                                  {{2, 3, 17}, 9, true, "Relu"},
                                                  {{5, 33}, 7, false, "Gelu"},
@@ -27,11 +38,12 @@ std::vector<Case> fused_cases() {
                                                  {{2, 4, 200}, 72, true, "Relu"},
                                                  {{8, 64}, 40, false, ""}}) {
         const int64_t k = s.a[s.a.rank() - 1];
-        std::vector<InputSpec> inputs{x("A", s.a), x("B", {k, s.n})};
-        if (s.bias) inputs.push_back(x("Bias", {s.n}));
+        std::vector<InputSpec> inputs{x("A", s.a), s.weights ? weight("B", {k, s.n}) : x("B", {k, s.n})};
+        if (s.bias) inputs.push_back(s.weights && !s.input_bias ? weight("Bias", {s.n}) : x("Bias", {s.n}));
         infer::Attributes attrs;
         if (!s.activation.empty()) attrs.set("activation", s.activation);
-        Case fused{"FusedMatMul", s.a.to_string() + " n " + std::to_string(s.n) + (s.bias ? " bias " : " ") + s.activation,
+        Case fused{"FusedMatMul", s.a.to_string() + " n " + std::to_string(s.n) + (s.bias ? " bias " : " ") + s.activation +
+                                      (s.weights ? " constant weight" : ""),
                    inputs, node("FusedMatMul", attrs),
                    [s](const auto& v, DType) {
                        RefTensor y = ref::matmul(v[0], v[1]);

@@ -232,6 +232,12 @@ std::vector<Case> math_arithmetic_cases() {
                                {{3, 128}, {128, 256}}, {{2, 4, 40}, {40, 24}}})
         c.push_back(accumulating({"MatMul", a.to_string() + " " + b.to_string(), {x("A", a), x("B", b)}, node("MatMul"),
                                   [](const auto& v, DType) { return std::vector{ref::matmul(v[0], v[1])}; }}));
+    // By a constant weight (the CPU's packed kernels, packed_float_gemm.hpp), A of rank 1 to 3.
+    for (const auto& [a, b] : {std::pair<Shape, Shape>{{9}, {9, 20}}, {{6, 33}, {33, 64}}, {{2, 7, 40}, {40, 17}},
+                               {{1, 523}, {523, 1030}}})
+        c.push_back(accumulating({"MatMul", a.to_string() + " " + b.to_string() + " constant weight",
+                                  {x("A", a), weight("B", b)}, node("MatMul"),
+                                  [](const auto& v, DType) { return std::vector{ref::matmul(v[0], v[1])}; }}));
 
     struct GemmSpec { int64_t m, k, n; bool ta, tb; float alpha, beta; std::optional<Shape> c; };
     for (const auto& g : std::vector<GemmSpec>{{3, 4, 5, false, false, 1, 1, std::nullopt},

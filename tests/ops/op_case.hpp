@@ -35,9 +35,13 @@ struct InputSpec {
     int64_t lo = 0, hi = 0;
     double scale = 1.0;
     double offset = 0.0;  // added after scaling: a large mean tests numerically stable kernels
+    // A constant of the graph (drawn once per graph, the same in every run), as a model's
+    // weights are: kernels that prepack their constant operands take that path.
+    bool weight = false;
 };
 
-// Graph inputs in the order of Case::inputs; the build function adds constants and the node.
+// Graph inputs (weights: constants) in the order of Case::inputs; the build function adds other
+// constants and the node.
 using BuildFn = std::function<std::vector<infer::Value>(
     infer::GraphBuilder&, const std::vector<infer::Value>& inputs, DType dtype)>;
 // Reference outputs from the inputs as the graph saw them (already rounded to `dtype`).
@@ -68,6 +72,12 @@ inline InputSpec typed(InputSpec spec, DType type) {
 
 inline InputSpec x(std::string name, Shape shape, double scale = 1.0) {
     return {std::move(name), std::move(shape), std::nullopt, Fill::signed_values, 0, 0, scale};
+}
+// A weight: a constant operand (see InputSpec::weight).
+inline InputSpec weight(std::string name, Shape shape, double scale = 1.0) {
+    InputSpec spec{std::move(name), std::move(shape), std::nullopt, Fill::signed_values, 0, 0, scale};
+    spec.weight = true;
+    return spec;
 }
 inline InputSpec positive(std::string name, Shape shape, double scale = 1.0) {
     return {std::move(name), std::move(shape), std::nullopt, Fill::positive, 0, 0, scale};

@@ -157,7 +157,16 @@ std::string run_graph(const Case& c, const infer::Device& device, DType dtype, b
                       const std::vector<int>& runs) {
     infer::GraphBuilder builder(c.op);
     std::vector<infer::Value> inputs;
-    for (const InputSpec& spec : c.inputs) {
+    std::vector<RefTensor> weights(c.inputs.size());  // the values of weight inputs
+    std::mt19937_64 weight_rng(seed_of(c, dtype, -1));
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+        const InputSpec& spec = c.inputs[i];
+        if (spec.weight) {
+            Drawn d = draw(spec, dtype, weight_rng, false);
+            inputs.push_back(builder.constant(d.tensor, spec.name));
+            weights[i] = std::move(d.value);
+            continue;
+        }
         Shape declared = spec.shape;
         if (dynamic && inputs.empty() && declared.rank() > 0) declared[0] = infer::kDynamic;
         inputs.push_back(builder.input(spec.name, spec.dtype.value_or(dtype), declared));
@@ -173,7 +182,12 @@ std::string run_graph(const Case& c, const infer::Device& device, DType dtype, b
         std::mt19937_64 rng(seed_of(c, dtype, run));
         infer::Batch batch;
         std::vector<RefTensor> values;
-        for (const InputSpec& spec : c.inputs) {
+        for (size_t i = 0; i < c.inputs.size(); ++i) {
+            const InputSpec& spec = c.inputs[i];
+            if (spec.weight) {
+                values.push_back(weights[i]);
+                continue;
+            }
             // Run 2 passes strided views: inputs need not be dense.
             Drawn d = draw(spec, dtype, rng, run == 1);
             batch.set(spec.name, d.tensor);

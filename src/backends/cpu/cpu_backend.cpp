@@ -3,6 +3,7 @@
 
 #include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/int8_gemm.hpp"
+#include "backends/cpu/kernels/packed_float_gemm.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 #include "backends/cpu/kernels/register.hpp"
 
@@ -20,13 +21,21 @@ namespace infer::cpu {
 
 namespace {
 
-// The int8 kernel sessions will use, for reports; a bad INFER_INT8_KERNEL says so here too.
-std::string int8_kernel_description() {
+// The product kernels sessions will use, for reports; a bad INFER_INT8_KERNEL or
+// INFER_FLOAT_GEMM says so here too.
+template <class Choose, class Name>
+std::string kernel_description(Choose choose, Name name) {
     try {
-        return std::string(int8_kernel_name(int8_kernel()));
+        return std::string(name(choose()));
     } catch (const Error& e) {
         return e.what();
     }
+}
+
+std::string product_kernels_description() {
+    return "products by weights: f32 " + kernel_description(f32_gemm_kernel, float_gemm_kernel_name) + ", bf16 " +
+           kernel_description(bf16_gemm_kernel, float_gemm_kernel_name) +
+           "; int8 products: " + kernel_description(int8_kernel, int8_kernel_name);
 }
 
 std::string cpu_model_name() {
@@ -91,7 +100,7 @@ public:
         p.free_memory_bytes = meminfo_bytes("MemAvailable");
         if (p.free_memory_bytes == 0) p.free_memory_bytes = sysconf_bytes(_SC_AVPHYS_PAGES);
         p.cores = static_cast<int>(std::thread::hardware_concurrency());
-        p.driver = blas_description() + "; int8 products: " + int8_kernel_description();
+        p.driver = blas_description() + "; " + product_kernels_description();
         p.host_accessible = true;
         return p;
     }

@@ -9,6 +9,7 @@
 #include "backends/cpu/kernels/half_weight_product.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/neural_normalization.hpp"
+#include "backends/cpu/kernels/packed_weight_product.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 #include "backends/cpu/kernels/register.hpp"
 #include "backends/cpu/kernels/strided_copy.hpp"
@@ -23,18 +24,13 @@ namespace {
 
 // The bias and activation of FusedMatMul, in one pass over the product's rows y [rows, n].
 void fused_matmul_epilogue(const KernelContext& ctx, const float* bias, float* y, int64_t rows, int64_t n) {
-    const std::string activation = ctx.attrs().get_string("activation", "");
-    const bool relu = activation == "Relu", gelu = activation == "Gelu", gelu_tanh = activation == "GeluTanh";
+    const RowActivation activation = row_activation_named(ctx.attrs().get_string("activation", ""));
     parallel_for(rows, grain_for(n), [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
             float* row = y + r * n;
-            for (int64_t j = 0; j < n; ++j) {
-                float v = row[j] + (bias ? bias[j] : 0.0f);
-                if (relu) v = std::max(v, 0.0f);
-                row[j] = v;
-            }
-            if (gelu) gelu_in_place(row, n);
-            if (gelu_tanh) gelu_tanh_in_place(row, n);
+            if (bias)
+                for (int64_t j = 0; j < n; ++j) row[j] += bias[j];
+            activate_row(row, n, activation);
         }
     });
 }
@@ -155,6 +151,7 @@ void attention_kernel(KernelContext& ctx) {
 void register_fused_kernels(KernelRegistry& r) {
     r.add("FusedMatMul", DType::f32, fused_matmul_kernel);
     add_16bit_weight_product(r, "FusedMatMul", fused_matmul_epilogue);
+    add_packed_weight_product(r, "FusedMatMul");
     add_floating(r, "AddLayerNormalization", add_layer_norm_kernel);
     add_floating(r, "Attention", attention_kernel);
     register_quantized_matmul_kernel(r);

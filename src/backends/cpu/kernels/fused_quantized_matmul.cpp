@@ -28,8 +28,6 @@ namespace infer::cpu {
 
 namespace {
 
-enum class Activation { none, relu, gelu, gelu_tanh };
-
 // Quantizes W [K, N] (f32) per column and packs it; the column scales follow the packed bytes.
 Tensor quantize_weight(const Int8WeightLayout& layout, const Tensor& w) {
     const int64_t k = layout.k, n = layout.n;
@@ -84,12 +82,12 @@ struct Dequantize {
     const float* bias;
     float* y;
     int64_t n;
-    Activation activation;
+    RowActivation activation;
 
     static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
         const bool avx2 = has_avx2_fma();
         const auto& d = *static_cast<const Dequantize*>(self);
-        const bool relu = d.activation == Activation::relu;
+        const bool relu = d.activation == RowActivation::relu;
         for (int64_t r = 0; r < rows; ++r) {
             float* out = d.y + (row0 + r) * d.n + col0;
             const int32_t zero = d.rows->zero[row0 + r];
@@ -99,8 +97,7 @@ struct Dequantize {
                 dequantize_row_avx2(acc + r * ld, zero, d.column_sums + col0, scale, d.column_scales + col0, bias, relu, out, cols);
             else
                 dequantize_row(acc + r * ld, zero, d.column_sums + col0, scale, d.column_scales + col0, bias, relu, out, 0, cols);
-            if (d.activation == Activation::gelu) gelu_in_place(out, cols);
-            if (d.activation == Activation::gelu_tanh) gelu_tanh_in_place(out, cols);
+            if (!relu) activate_row(out, cols, d.activation);
         }
     }
 };
@@ -118,11 +115,7 @@ public:
         layout_ = int8_weight_layout(int8_kernel(), k_, n_);
         if (node.attributes->has("a_low") && node.attributes->has("a_high"))
             range_ = {node.attributes->get_float("a_low", 0.0f), node.attributes->get_float("a_high", 0.0f)};
-        const std::string activation = node.attributes->get_string("activation", "");
-        activation_ = activation == "Relu"       ? Activation::relu
-                      : activation == "Gelu"     ? Activation::gelu
-                      : activation == "GeluTanh" ? Activation::gelu_tanh
-                                                 : Activation::none;
+        activation_ = row_activation_named(node.attributes->get_string("activation", ""));
         if (c.constant(1)) {
             const Int8WeightLayout layout = layout_;
             weight_ = c.prepacked(1, "int8/" + std::string(int8_kernel_name(layout.kernel)),
@@ -158,7 +151,7 @@ public:
 private:
     int64_t k_ = 0, n_ = 0, rows_ = 0;
     Int8WeightLayout layout_{};
-    Activation activation_ = Activation::none;
+    RowActivation activation_ = RowActivation::none;
     std::optional<std::pair<float, float>> range_;  // static quantization: A's calibrated range
     Tensor weight_;
 };

@@ -4,6 +4,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace infer::cpu {
@@ -53,6 +54,24 @@ void gelu_in_place(float* x, int64_t n) {
 void gelu_tanh_in_place(float* x, int64_t n) {
     const float k = std::sqrt(2.0f / float(M_PI));
     for (int64_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::tanh(k * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+}
+
+RowActivation row_activation_named(const std::string& name) {
+    return name == "Relu"       ? RowActivation::relu
+           : name == "Gelu"     ? RowActivation::gelu
+           : name == "GeluTanh" ? RowActivation::gelu_tanh
+                                : RowActivation::none;
+}
+
+void activate_row(float* x, int64_t n, RowActivation activation) {
+    switch (activation) {
+        case RowActivation::none: return;
+        case RowActivation::relu:
+            for (int64_t i = 0; i < n; ++i) x[i] = std::max(x[i], 0.0f);  // NaN stays NaN
+            return;
+        case RowActivation::gelu: gelu_in_place(x, n); return;
+        case RowActivation::gelu_tanh: gelu_tanh_in_place(x, n); return;
+    }
 }
 
 }  // namespace infer::cpu

@@ -4,6 +4,7 @@
 #include "backends/cpu/kernels/broadcast.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
+#include "backends/cpu/kernels/packed_weight_product.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 #include "backends/cpu/kernels/math_kernels.hpp"
 #include "backends/cpu/kernels/strided_copy.hpp"
@@ -102,6 +103,7 @@ void gemm_kernel(KernelContext& ctx) {
 void register_math_matmul_kernels(KernelRegistry& r) {
     r.add("MatMul", DType::f32, matmul_kernel);
     add_16bit_weight_product(r, "MatMul", nullptr);
+    add_packed_weight_product(r, "MatMul");
     add_floating(r, "Gemm", gemm_kernel);
 }
 

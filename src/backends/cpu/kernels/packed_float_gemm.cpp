@@ -1,0 +1,295 @@
+#include "backends/cpu/kernels/packed_float_gemm.hpp"
+
+#include "backends/cpu/kernels/blas.hpp"
+#include "backends/cpu/kernels/gemm_grid.hpp"
+#include "backends/cpu/kernels/parallel.hpp"
+
+#include <infer/error.hpp>
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace infer::cpu {
+
+namespace {
+
+constexpr int64_t kPanel = 16;  // columns per panel
+constexpr int64_t kTilePanels = kFloatTileColumns / kPanel;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool cpu_has(FloatGemmKernel kernel) {
+    switch (kernel) {
+        case FloatGemmKernel::avx512_bf16:
+            return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                   __builtin_cpu_supports("avx512bf16");
+        case FloatGemmKernel::avx512: return __builtin_cpu_supports("avx512f");
+        case FloatGemmKernel::avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        case FloatGemmKernel::blas: return true;
+    }
+    return false;
+}
+
+// INFER_FLOAT_GEMM, checked: the f32 kernel it asks for, or nothing when unset.
+bool wanted_kernel(FloatGemmKernel& wanted) {
+    const char* name = std::getenv("INFER_FLOAT_GEMM");
+    if (!name || !*name) return false;
+    for (FloatGemmKernel k : {FloatGemmKernel::blas, FloatGemmKernel::avx2, FloatGemmKernel::avx512})
+        if (float_gemm_kernel_name(k) == name) {
+            if (!cpu_has(k))
+                throw Unsupported("INFER_FLOAT_GEMM=" + std::string(name) + ": this CPU cannot run that kernel");
+            wanted = k;
+            return true;
+        }
+    throw InvalidArgument("INFER_FLOAT_GEMM=" + std::string(name) + ": expected blas, avx2 or avx512");
+}
+
+// ---- f32, AVX-512: R rows × P panels of 16 columns, one zmm accumulator each, B read in place
+// (row k of panel p at b + p·16 + k·ldb). `tail` < 16: the last panel has that many columns, read
+// through a mask (nothing past B's row is touched; its missing columns add zeros).
+template <int R, int P>
+__attribute__((target("avx512f"))) void tile_f32_avx512(const float* a, int64_t lda, const float* b, int64_t ldb,
+                                                         int64_t steps, int tail, float* acc) {
+    __m512 sum[R][P];
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p) sum[r][p] = _mm512_setzero_ps();
+    const __mmask16 last = static_cast<__mmask16>((1u << tail) - 1u);
+    for (int64_t k = 0; k < steps; ++k) {
+        __m512 w[P];
+#pragma GCC unroll 4
+        for (int p = 0; p + 1 < P; ++p) w[p] = _mm512_loadu_ps(b + p * kPanel + k * ldb);
+        w[P - 1] = _mm512_maskz_loadu_ps(last, b + (P - 1) * kPanel + k * ldb);
+#pragma GCC unroll 6
+        for (int r = 0; r < R; ++r) {
+            const __m512 x = _mm512_set1_ps(a[r * lda + k]);
+#pragma GCC unroll 4
+            for (int p = 0; p < P; ++p) sum[r][p] = _mm512_fmadd_ps(x, w[p], sum[r][p]);
+        }
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p) _mm512_storeu_ps(acc + r * kFloatTileColumns + p * kPanel, sum[r][p]);
+}
+
+// ---- bf16, AVX512_BF16: the same tile, K two at a time. A pair of A is one 32-bit broadcast
+// from A's row; when K is odd the last pair is A's last value alone (its partner zero, as B's
+// padding is), so nothing past the row is read.
+template <int R, int P>
+__attribute__((target("avx512f,avx512bw,avx512bf16"), always_inline)) inline void bf16_step(
+    __m512 (&sum)[R][P], const uint16_t* b, int64_t panel_elements, int64_t g, const uint32_t (&pair)[R]) {
+    __m512bh w[P];
+#pragma GCC unroll 4
+    for (int p = 0; p < P; ++p) w[p] = (__m512bh)_mm512_loadu_si512(b + p * panel_elements + g * 2 * kPanel);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+        const __m512bh x = (__m512bh)_mm512_set1_epi32(static_cast<int>(pair[r]));
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p) sum[r][p] = _mm512_dpbf16_ps(sum[r][p], x, w[p]);
+    }
+}
+
+template <int R, int P>
+__attribute__((target("avx512f,avx512bw,avx512bf16"))) void tile_bf16(const uint16_t* a, int64_t lda, const uint16_t* b,
+                                                                       int64_t panel_elements, int64_t k, float* acc) {
+    __m512 sum[R][P];
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p) sum[r][p] = _mm512_setzero_ps();
+    const int64_t pairs = k / 2;
+    uint32_t pair[R];
+    for (int64_t g = 0; g < pairs; ++g) {
+#pragma GCC unroll 6
+        for (int r = 0; r < R; ++r) std::memcpy(&pair[r], a + r * lda + 2 * g, 4);
+        bf16_step<R, P>(sum, b, panel_elements, g, pair);
+    }
+    if (k % 2) {
+        for (int r = 0; r < R; ++r) pair[r] = a[r * lda + 2 * pairs];
+        bf16_step<R, P>(sum, b, panel_elements, pairs, pair);
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p) _mm512_storeu_ps(acc + r * kFloatTileColumns + p * kPanel, sum[r][p]);
+}
+
+// ---- f32, AVX2: R rows × one panel (two ymm accumulators per row), B read in place; a panel
+// of fewer than 16 columns (`tail`) is read through masks.
+template <int R>
+__attribute__((target("avx2,fma"))) void tile_f32_avx2(const float* a, int64_t lda, const float* b, int64_t ldb,
+                                                        int64_t steps, int tail, float* acc) {
+    __m256 lo[R], hi[R];
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i mask_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail), lane);
+    const __m256i mask_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail - 8), lane);
+    const bool whole = tail == kPanel;
+    for (int64_t k = 0; k < steps; ++k) {
+        const float* row = b + k * ldb;
+        const __m256 w0 = whole ? _mm256_loadu_ps(row) : _mm256_maskload_ps(row, mask_lo);
+        const __m256 w1 = whole ? _mm256_loadu_ps(row + 8) : _mm256_maskload_ps(row + 8, mask_hi);
+#pragma GCC unroll 6
+        for (int r = 0; r < R; ++r) {
+            const __m256 x = _mm256_broadcast_ss(a + r * lda + k);
+            lo[r] = _mm256_fmadd_ps(x, w0, lo[r]);
+            hi[r] = _mm256_fmadd_ps(x, w1, hi[r]);
+        }
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+        _mm256_storeu_ps(acc + r * kFloatTileColumns, lo[r]);
+        _mm256_storeu_ps(acc + r * kFloatTileColumns + 8, hi[r]);
+    }
+}
+
+// Run-time rows and panels to the template instance that keeps them in registers.
+template <class Fn, template <int, int> class Tile, int R = 1>
+Fn pick(int rows, int panels) {
+    if constexpr (R < kFloatTileRows) {
+        if (rows > R) return pick<Fn, Tile, R + 1>(rows, panels);
+    }
+    switch (panels) {
+        case 1: return Tile<R, 1>::fn;
+        case 2: return Tile<R, 2>::fn;
+        case 3: return Tile<R, 3>::fn;
+        default: return Tile<R, 4>::fn;
+    }
+}
+template <int R, int P>
+struct F32Avx512 {
+    static constexpr auto fn = &tile_f32_avx512<R, P>;
+};
+template <int R, int P>
+struct Bf16Avx512 {
+    static constexpr auto fn = &tile_bf16<R, P>;
+};
+template <int R, int P>
+struct F32Avx2 {
+    static constexpr auto fn = &tile_f32_avx2<R>;
+};
+using F32TileFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, int, float*);
+using Bf16TileFn = void (*)(const uint16_t*, int64_t, const uint16_t*, int64_t, int64_t, float*);
+using F32Avx2Fn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, int, float*);
+
+// One tile: rows of A from `a` (row0 applied) by `cols` columns of B from `b` (its first column
+// applied).
+void run_tile(const PackedFloatLayout& l, const void* b, const void* a, int64_t lda, int rows, int64_t cols, float* acc) {
+    const int panels = static_cast<int>(ceil_div(cols, kPanel));
+    const int tail = static_cast<int>(cols - (panels - 1) * kPanel);
+    switch (l.kernel) {
+        case FloatGemmKernel::avx512:
+            pick<F32TileFn, F32Avx512>(rows, panels)(static_cast<const float*>(a), lda, static_cast<const float*>(b),
+                                                     l.row_step, l.steps, tail, acc);
+            return;
+        case FloatGemmKernel::avx512_bf16:
+            pick<Bf16TileFn, Bf16Avx512>(rows, panels)(static_cast<const uint16_t*>(a), lda,
+                                                       static_cast<const uint16_t*>(b), l.panel_step, l.k, acc);
+            return;
+        case FloatGemmKernel::avx2: {
+            const F32Avx2Fn fn = pick<F32Avx2Fn, F32Avx2>(rows, 1);
+            for (int p = 0; p < panels; ++p)
+                fn(static_cast<const float*>(a), lda, static_cast<const float*>(b) + p * kPanel, l.row_step, l.steps,
+                   p + 1 < panels ? static_cast<int>(kPanel) : tail, acc + p * kPanel);
+            return;
+        }
+        case FloatGemmKernel::blas: break;
+    }
+    throw Unsupported("packed float product: no kernel of our own for " + std::string(float_gemm_kernel_name(l.kernel)));
+}
+
+}  // namespace
+
+std::string_view float_gemm_kernel_name(FloatGemmKernel kernel) {
+    switch (kernel) {
+        case FloatGemmKernel::blas: return "blas";
+        case FloatGemmKernel::avx2: return "avx2";
+        case FloatGemmKernel::avx512: return "avx512";
+        case FloatGemmKernel::avx512_bf16: return "avx512_bf16";
+    }
+    return "?";
+}
+
+FloatGemmKernel f32_gemm_kernel() {
+    FloatGemmKernel wanted;
+    if (wanted_kernel(wanted)) return wanted;
+    return cpu_has(FloatGemmKernel::avx512) ? FloatGemmKernel::avx512
+           : cpu_has(FloatGemmKernel::avx2) ? FloatGemmKernel::avx2
+                                            : FloatGemmKernel::blas;
+}
+
+FloatGemmKernel bf16_gemm_kernel() {
+    FloatGemmKernel wanted;
+    if (wanted_kernel(wanted) && wanted == FloatGemmKernel::blas) return wanted;
+    return cpu_has(FloatGemmKernel::avx512_bf16) ? FloatGemmKernel::avx512_bf16 : FloatGemmKernel::blas;
+}
+
+PackedFloatLayout packed_float_layout(FloatGemmKernel kernel, int64_t k, int64_t n) {
+    PackedFloatLayout l;
+    l.kernel = kernel;
+    l.k = k;
+    l.n = n;
+    l.packed = kernel == FloatGemmKernel::avx512_bf16;
+    l.steps = l.packed ? ceil_div(k, 2) : k;
+    l.panels = ceil_div(std::max<int64_t>(n, 1), kPanel);
+    l.panel_step = l.packed ? l.steps * 2 * kPanel : kPanel;
+    l.row_step = l.packed ? 2 * kPanel : n;
+    return l;
+}
+
+Tensor pack_float_weight(const PackedFloatLayout& l, const uint16_t* b, int64_t ldb) {
+    if (!l.packed) throw InvalidArgument("pack_float_weight: the " + std::string(float_gemm_kernel_name(l.kernel)) +
+                                         " kernel reads its weight in place");
+    Tensor packed = Tensor::empty(DType::bf16, Shape({l.panels * l.panel_step}));
+    auto* bits = static_cast<uint16_t*>(packed.raw_data());
+    std::memset(bits, 0, packed.nbytes());
+    for (int64_t panel = 0; panel < l.panels; ++panel) {
+        const int64_t col0 = panel * kPanel, cols = std::min(kPanel, l.n - col0);
+        for (int64_t kk = 0; kk < l.k; ++kk) {
+            // Pair kk / 2 holds (B[kk, c], B[kk + 1, c]) for each column c.
+            uint16_t* to = bits + panel * l.panel_step + (kk / 2) * l.row_step + kk % 2;
+            const uint16_t* from = b + kk * ldb + col0;
+            for (int64_t c = 0; c < cols; ++c) to[2 * c] = from[c];
+        }
+    }
+    return packed;
+}
+
+void gemm_packed_float(const PackedFloatLayout& l, const void* b, const void* a, int64_t lda, int64_t m,
+                       FloatEpilogue epilogue, void* state) {
+    if (m <= 0 || l.n <= 0) return;
+    const size_t element = l.kernel == FloatGemmKernel::avx512_bf16 ? 2 : 4;
+    const auto* a_bytes = static_cast<const char*>(a);
+    const auto* b_bytes = static_cast<const char*>(b);
+    const int64_t tasks = m * l.n * l.k >= kParallelGemmWork ? pool_thread_count() : 1;
+    const GemmGrid grid = choose_gemm_grid(m, l.n, tasks);
+    // Each block sweeps its columns a tile of panels at a time, its rows passing under each tile
+    // of B while that stays in cache.
+    parallel_for(grid.blocks(), 1, [&](int64_t begin, int64_t end) {
+        alignas(64) float acc[kFloatTileRows * kFloatTileColumns];
+        for (int64_t block = begin; block < end; ++block) {
+            const int64_t row_begin = (block / grid.col_blocks) * grid.block_rows;
+            const int64_t row_end = std::min(m, row_begin + grid.block_rows);
+            const int64_t col_begin = (block % grid.col_blocks) * grid.block_cols;
+            const int64_t col_end = std::min(l.n, col_begin + grid.block_cols);
+            for (int64_t col0 = col_begin; col0 < col_end; col0 += kFloatTileColumns) {
+                const int64_t cols = std::min(kFloatTileColumns, col_end - col0);
+                const char* b = b_bytes + (col0 / kPanel) * l.panel_step * element;
+                for (int64_t row0 = row_begin; row0 < row_end; row0 += kFloatTileRows) {
+                    const int rows = static_cast<int>(std::min(kFloatTileRows, row_end - row0));
+                    run_tile(l, b, a_bytes + row0 * lda * element, lda, rows, cols, acc);
+                    epilogue(state, row0, rows, col0, cols, acc, kFloatTileColumns);
+                }
+            }
+        }
+    });
+}
+
+}  // namespace infer::cpu

@@ -1,0 +1,62 @@
+#pragma once
+// Products A·B by a constant weight B [K, N] in f32 or bf16 on kernels of our own, chosen at run
+// time from CPUID:
+//  - f32, avx512: 6 rows × 4 panels of 16 columns in zmm accumulators (24 of 32 registers), one
+//    FMA per row, panel and K step.
+//  - f32, avx2: 6 rows × 1 panel (two ymm each, 12 of 16 registers).
+//  - bf16, avx512_bf16: K in pairs: one vdpbf16ps multiplies a pair of A (a 32-bit broadcast
+//    straight from A's bf16 row) by 16 columns' pairs and adds both products into f32 lanes,
+//    twice the f32 FMA's work per instruction. Results are rounded once, at the end.
+// The f32 kernels read B where it is (a row of a panel is 64 contiguous bytes, and measured as
+// fast as a packed copy on MiniLM's shapes), so an f32 session keeps one copy of its weights.
+// The bf16 kernel needs (B[k, c], B[k+1, c]) side by side, so its weight is packed once per
+// session, a copy beside the session's bf16 constant that the weight bytes count.
+// Every finished tile of f32 sums goes to an epilogue (bias, activation, narrowing) while it is
+// in cache. Threads split the product into a grid of blocks (gemm_grid.hpp), each block
+// sweeping its columns a tile of panels at a time with its rows passing under them.
+#include <infer/tensor.hpp>
+
+#include <cstdint>
+#include <string_view>
+
+namespace infer::cpu {
+
+enum class FloatGemmKernel { blas, avx2, avx512, avx512_bf16 };
+
+// The kernel for products by an f32 (or bf16) weight on this CPU: avx512 where AVX-512F is
+// there, else avx2; bf16 weights get avx512_bf16 where AVX512_BF16 is there, else blas (the
+// weight widened at every run). INFER_FLOAT_GEMM=blas|avx2|avx512 lowers the choice (tests
+// run every kernel on one machine; a kernel the CPU lacks is an error).
+FloatGemmKernel f32_gemm_kernel();
+FloatGemmKernel bf16_gemm_kernel();
+std::string_view float_gemm_kernel_name(FloatGemmKernel kernel);
+
+struct PackedFloatLayout {
+    FloatGemmKernel kernel = FloatGemmKernel::blas;
+    int64_t k = 0, n = 0;
+    bool packed = false;      // B packed by pack_float_weight (bf16), else read in place, rows n apart
+    int64_t steps = 0;        // K steps per panel: K (f32) or K / 2 rounded up (bf16 pairs)
+    int64_t panels = 0;       // N / 16 rounded up
+    int64_t panel_step = 0;   // elements from one panel of B to the next
+    int64_t row_step = 0;     // elements from one K step of a panel to the next
+};
+PackedFloatLayout packed_float_layout(FloatGemmKernel kernel, int64_t k, int64_t n);
+
+// Packs B [K, N] (bf16 bits, rows `ldb` apart) for a layout with `packed` set: panels of 16
+// columns, K in pairs, the last panel and an odd K's last pair zero-padded.
+Tensor pack_float_weight(const PackedFloatLayout& layout, const uint16_t* b, int64_t ldb);
+
+// The most rows and columns of one tile handed to an epilogue.
+inline constexpr int64_t kFloatTileRows = 6, kFloatTileColumns = 64;
+
+// Receives acc[r * ld + c] = Σ_k A[row0 + r, k] · B[k, col0 + c] for r < rows, c < cols, once
+// per tile; tiles are disjoint and may come from several threads at once.
+using FloatEpilogue = void (*)(void* state, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc,
+                               int64_t ld);
+
+// A [m, K] (rows `lda` elements apart: f32, or bf16 bits for avx512_bf16) times B (packed, or
+// the weight itself), over the calling thread's pool.
+void gemm_packed_float(const PackedFloatLayout& layout, const void* b, const void* a, int64_t lda, int64_t m,
+                       FloatEpilogue epilogue, void* state);
+
+}  // namespace infer::cpu

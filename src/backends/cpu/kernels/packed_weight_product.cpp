@@ -1,0 +1,122 @@
+#include "backends/cpu/kernels/packed_weight_product.hpp"
+
+#include "backends/cpu/kernels/gelu_rows.hpp"
+#include "backends/cpu/kernels/half_convert.hpp"
+#include "backends/cpu/kernels/packed_float_gemm.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace infer::cpu {
+
+namespace {
+
+// The tile epilogue: y[r, c] = activation(acc[r, c] + bias[c]), narrowed to bf16 when Y is.
+struct TileWriter {
+    void* y;
+    bool bf16_out;
+    int64_t n;
+    const float* bias;
+    RowActivation activation;
+
+    static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc, int64_t ld) {
+        const auto& w = *static_cast<const TileWriter*>(self);
+        alignas(64) float narrowed[kFloatTileColumns];
+        for (int64_t r = 0; r < rows; ++r) {
+            const float* from = acc + r * ld;
+            float* to = w.bf16_out ? narrowed : static_cast<float*>(w.y) + (row0 + r) * w.n + col0;
+            if (w.bias) {
+                const float* bias = w.bias + col0;
+                for (int64_t c = 0; c < cols; ++c) to[c] = from[c] + bias[c];
+            } else {
+                for (int64_t c = 0; c < cols; ++c) to[c] = from[c];
+            }
+            activate_row(to, cols, w.activation);
+            if (w.bf16_out)
+                float_to_bfloat16(narrowed, static_cast<uint16_t*>(w.y) + (row0 + r) * w.n + col0,
+                                  static_cast<size_t>(cols));
+        }
+    }
+};
+
+std::vector<float> widened(const Tensor& t) {
+    std::vector<float> values(static_cast<size_t>(t.numel()));
+    if (t.dtype() == DType::bf16)
+        bfloat16_to_float(static_cast<const uint16_t*>(t.raw_data()), values.data(), values.size());
+    else
+        std::copy_n(t.data<float>(), values.size(), values.data());
+    return values;
+}
+
+class PackedWeightProduct final : public CompiledKernel {
+public:
+    PackedWeightProduct(const CompileContext& c, FloatGemmKernel kernel, bool fused) {
+        const NodeSignature& node = c.node();
+        layout_ = packed_float_layout(kernel, node.input_shapes[1][0], node.input_shapes[1][1]);
+        const PackedFloatLayout layout = layout_;
+        weight_ = !layout.packed ? *c.constant(1)
+                                 : c.prepacked(1, "bf16-pairs", [layout](const Tensor& value) {
+                                       return pack_float_weight(layout, static_cast<const uint16_t*>(value.raw_data()), layout.n);
+                                   });
+        has_bias_ = fused && node.inputs_present.size() > 2 && node.inputs_present[2];
+        if (has_bias_ && c.constant(2)) bias_ = widened(*c.constant(2));
+        if (fused) activation_ = row_activation_named(node.attributes->get_string("activation", ""));
+    }
+
+    size_t workspace_bytes() const override {
+        return has_bias_ && bias_.empty() ? sizeof(float) * static_cast<size_t>(layout_.n) : 0;
+    }
+
+    void run(KernelContext& ctx) const override {
+        Tensor& out = ctx.output(0);
+        if (out.numel() == 0) return;
+        const float* bias = bias_.empty() ? nullptr : bias_.data();
+        if (has_bias_ && !bias) {  // a bias computed at run time
+            const std::vector<float> values = widened(ctx.input(2));
+            auto* scratch = static_cast<float*>(ctx.workspace(workspace_bytes()));
+            std::copy(values.begin(), values.end(), scratch);
+            bias = scratch;
+        }
+        TileWriter writer{out.raw_data(), out.dtype() == DType::bf16, layout_.n, bias, activation_};
+        gemm_packed_float(layout_, weight_.raw_data(), ctx.input(0).raw_data(), layout_.k, out.numel() / layout_.n,
+                          &TileWriter::tile, &writer);
+    }
+
+private:
+    PackedFloatLayout layout_;
+    Tensor weight_;
+    bool has_bias_ = false;
+    std::vector<float> bias_;  // a constant bias, widened once
+    RowActivation activation_ = RowActivation::none;
+};
+
+// A 2-D constant weight whose K matches A's last axis, every operand of the kernel's dtype
+// (the bias may be f32 in a bf16 node), and a packed kernel for that dtype on this CPU.
+bool packable(const CompileContext& c, DType dtype, FloatGemmKernel kernel, bool fused) {
+    const NodeSignature& node = c.node();
+    if (kernel == FloatGemmKernel::blas || !c.constant(1) || node.input_shapes.size() < 2) return false;
+    const Shape &a = node.input_shapes[0], &b = node.input_shapes[1];
+    if (b.rank() != 2 || a.rank() < 1 || a[a.rank() - 1] != b[0] || b[0] == 0 || b[1] == 0) return false;
+    if (node.input_dtypes[0] != dtype || node.input_dtypes[1] != dtype || node.output_dtypes[0] != dtype) return false;
+    const bool bias = fused && node.inputs_present.size() > 2 && node.inputs_present[2];
+    if (bias && ((node.input_dtypes[2] != dtype && node.input_dtypes[2] != DType::f32) ||
+                 node.input_shapes[2].numel() != b[1]))
+        return false;
+    return true;
+}
+
+}  // namespace
+
+void add_packed_weight_product(KernelRegistry& registry, const std::string& op) {
+    const bool fused = op == "FusedMatMul";
+    for (DType dtype : {DType::f32, DType::bf16}) {
+        const KernelFactory previous = *registry.find(op, dtype);
+        registry.add_compiled(op, dtype, [previous, dtype, fused](const CompileContext& c) -> std::unique_ptr<CompiledKernel> {
+            const FloatGemmKernel kernel = dtype == DType::bf16 ? bf16_gemm_kernel() : f32_gemm_kernel();
+            if (packable(c, dtype, kernel, fused)) return std::make_unique<PackedWeightProduct>(c, kernel, fused);
+            return previous(c);
+        });
+    }
+}
+
+}  // namespace infer::cpu
