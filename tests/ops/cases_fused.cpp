@@ -10,12 +10,13 @@ std::vector<Case> fused_cases() {
 
     // FusedMatMul: activation(A·B + bias), B a [K, N] weight.
     // `weights`: B (and the bias, unless `input_bias`) are constants, as a model's are, so the
-    // CPU's packed kernels (packed_float_gemm.hpp) run: shapes around their 6-row, 16-column
-    // panels and 64-column tiles, odd K (bf16 pairs), and one product large enough to be split
-    // between threads.
+    // CPU's own kernels (packed_float_gemm.hpp; f32 from 9 rows on) run: every tail of their
+    // 6-row tiles, 16-column panels and 64-column tiles, odd K (bf16 pairs), and one product
+    // large enough to be split between threads.
     struct MatMulSpec { Shape a; int64_t n; bool bias; std::string activation; bool weights = false, input_bias = false; };
     for (const auto& s : std::vector<MatMulSpec>{{{1, 3}, 5, true, "", true},
-                                                 {{7, 17}, 70, true, "Gelu", true},
+                                                 {{9, 17}, 70, true, "Gelu", true},
+                                                 {{11, 24}, 50, true, "", true},
                                                  {{2, 5, 64}, 130, false, "Relu", true},
                                                  {{13, 1}, 16, true, "", true, true},
                                                  {{1, 96}, 33, true, "GeluTanh", true},
