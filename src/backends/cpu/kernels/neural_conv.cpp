@@ -1,9 +1,11 @@
 // Conv over [N, C, spatial...] with any number of spatial axes: im2col into the workspace, then
-// one sgemm per image and group, and the bias added per output channel. Depthwise 1-D and 2-D
+// one product per image and group (packed_float_gemm.hpp's f32 kernel, the bias added per tile;
+// or sgemm, then the bias per output channel). Depthwise 1-D and 2-D
 // convolutions, where that GEMM would have a single row, are summed directly instead.
 #include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
+#include "backends/cpu/kernels/packed_float_gemm.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 #include "backends/cpu/kernels/neural_kernels.hpp"
 #include "core/ops/shapes_neural.hpp"
@@ -64,6 +66,9 @@ void im2col(const float* x, const ConvGeometry& g, float* col) {
             }
             const float* plane = x + row / g.taps * g.input_size;
             const int64_t shift = tap[rank - 1] * last.dilation - last.pad_begin;
+            // Output positions [first, end) of a line read inside the input line.
+            const int64_t first = std::clamp<int64_t>((last.stride - 1 - shift) / last.stride, 0, last.out);
+            const int64_t end = std::clamp<int64_t>((last.in - shift + last.stride - 1) / last.stride, first, last.out);
             float* dst = col + row * g.positions;
             std::fill(line.begin(), line.end(), 0);
             for (int64_t start = 0; start < g.positions; start += last.out, dst += last.out) {
@@ -76,11 +81,14 @@ void im2col(const float* x, const ConvGeometry& g, float* col) {
                     offset = offset * a.in + i;
                 }
                 if (inside) {
-                    const float* src = plane + offset * last.in;
-                    for (int64_t o = 0; o < last.out; ++o) {
-                        const int64_t i = o * last.stride + shift;
-                        dst[o] = i >= 0 && i < last.in ? src[i] : 0.0f;
-                    }
+                    // Zeros where the tap reads the padding, a copy (strided or not) between.
+                    const float* src = plane + offset * last.in + shift;
+                    std::fill(dst, dst + first, 0.0f);
+                    if (last.stride == 1)
+                        std::copy(src + first, src + end, dst + first);
+                    else
+                        for (int64_t o = first; o < end; ++o) dst[o] = src[o * last.stride];
+                    std::fill(dst + end, dst + last.out, 0.0f);
                 } else {
                     std::fill(dst, dst + last.out, 0.0f);
                 }
@@ -129,8 +137,27 @@ void depthwise(const float* x, const float* w, const ConvGeometry& g, int64_t im
     });
 }
 
-// One sgemm per image and group: weights [M/group, C/group * taps] x columns.
-void grouped_gemm(const KernelContext& ctx, const float* x, const float* w, const ConvGeometry& g,
+// The product's tiles into Y's planes (rows are output channels), with each channel's bias.
+struct ChannelBiasWriter {
+    float* y;
+    int64_t positions;
+    const float* bias;  // per output channel of this group, or null
+
+    static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc, int64_t ld) {
+        const auto& w = *static_cast<const ChannelBiasWriter*>(self);
+        for (int64_t r = 0; r < rows; ++r) {
+            const float b = w.bias ? w.bias[row0 + r] : 0.0f;
+            float* out = w.y + (row0 + r) * w.positions + col0;
+            const float* from = acc + r * ld;
+            for (int64_t c = 0; c < cols; ++c) out[c] = from[c] + b;
+        }
+    }
+};
+
+// One product per image and group: weights [M/group, C/group * taps] x columns, on our own f32
+// kernel (the columns read in place, each output channel's bias added per tile) where the CPU
+// has one, else sgemm. Returns whether the bias was added.
+bool grouped_gemm(const KernelContext& ctx, const float* x, const float* w, const float* bias, const ConvGeometry& g,
                   int64_t images, int64_t out_channels, int64_t group, float* y) {
     const int64_t group_out = out_channels / group, rows = g.channels * g.taps;
     // A 1x1 kernel without stride or padding reads the input as it is laid out.
@@ -139,15 +166,24 @@ void grouped_gemm(const KernelContext& ctx, const float* x, const float* w, cons
     });
     auto* col =
         direct ? nullptr : static_cast<float*>(ctx.workspace(sizeof(float) * rows * g.positions));
+    const FloatGemmKernel kernel = f32_gemm_kernel();
+    const PackedFloatLayout layout = packed_float_layout(kernel, rows, g.positions);
     for (int64_t n = 0; n < images; ++n) {
         for (int64_t k = 0; k < group; ++k) {
             const float* in = x + (n * group + k) * g.channels * g.input_size;
             if (!direct) im2col(in, g, col);
-            sgemm(false, false, group_out, g.positions, rows, 1.0f, w + k * group_out * rows, rows,
-                  direct ? in : col, g.positions, 0.0f, y + (n * out_channels + k * group_out) * g.positions,
-                  g.positions);
+            float* out = y + (n * out_channels + k * group_out) * g.positions;
+            if (kernel == FloatGemmKernel::blas) {
+                sgemm(false, false, group_out, g.positions, rows, 1.0f, w + k * group_out * rows, rows,
+                      direct ? in : col, g.positions, 0.0f, out, g.positions);
+                continue;
+            }
+            ChannelBiasWriter writer{out, g.positions, bias ? bias + k * group_out : nullptr};
+            gemm_packed_float(layout, direct ? in : col, w + k * group_out * rows, rows, group_out,
+                              &ChannelBiasWriter::tile, &writer);
         }
     }
+    return kernel != FloatGemmKernel::blas;
 }
 
 void conv_kernel(KernelContext& ctx) {
@@ -165,8 +201,9 @@ void conv_kernel(KernelContext& ctx) {
     else if (g.channels == 1 && group > 1 && g.axes.size() == 2)
         depthwise(x.data<float>(), w.data<float>(), g, images, out_channels, out_channels / group,
                   py);
-    else
-        grouped_gemm(ctx, x.data<float>(), w.data<float>(), g, images, out_channels, group, py);
+    else if (grouped_gemm(ctx, x.data<float>(), w.data<float>(), ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr,
+                          g, images, out_channels, group, py))
+        return;
     if (!ctx.has_input(2)) return;
     const float* bias = ctx.input(2).data<float>();
     parallel_for(images * out_channels, grain_for(g.positions), [&](int64_t begin, int64_t end) {
