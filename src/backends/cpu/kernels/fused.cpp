@@ -9,6 +9,7 @@
 #include "backends/cpu/kernels/half_weight_product.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/neural_normalization.hpp"
+#include "backends/cpu/kernels/packed_float_gemm.hpp"
 #include "backends/cpu/kernels/packed_weight_product.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 #include "backends/cpu/kernels/register.hpp"
@@ -108,8 +109,37 @@ void add_layer_norm_kernel(KernelContext& ctx) {
     if (low_y) narrow(y_f32, y);
 }
 
+// A product's tiles into rows `ld` apart, times `scale`.
+struct ScaledWriter {
+    float* y;
+    int64_t ld;
+    float scale;
+
+    static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc, int64_t ld) {
+        const auto& w = *static_cast<const ScaledWriter*>(self);
+        for (int64_t r = 0; r < rows; ++r) {
+            float* out = w.y + (row0 + r) * w.ld + col0;
+            const float* from = acc + r * ld;
+            for (int64_t c = 0; c < cols; ++c) out[c] = from[c] * w.scale;
+        }
+    }
+};
+
+// C [m, n] (rows ldc apart) = alpha · A [m, k] · B [k, n] on the calling thread, B read in place
+// (rows ldb apart): our own f32 kernel where there is one, else sgemm.
+void head_product(FloatGemmKernel kernel, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                  const float* b, int64_t ldb, float* c, int64_t ldc) {
+    if (kernel == FloatGemmKernel::blas) {
+        sgemm_serial(false, false, m, n, k, alpha, a, lda, b, ldb, 0.0f, c, ldc);
+        return;
+    }
+    ScaledWriter writer{c, ldc, alpha};
+    gemm_packed_float(packed_float_layout(kernel, k, n, ldb), b, a, lda, m, &ScaledWriter::tile, &writer);
+}
+
 // Per batch and head: softmax(Q·Kᵀ·scale + bias)·V, reading the heads in place in the
-// [B, S, H·D] layout (leading dimension H·D) and writing them merged.
+// [B, S, H·D] layout (leading dimension H·D) and writing them merged. Kᵀ is copied per head
+// (D × Sk floats) so that both products read their B row by row.
 void attention_kernel(KernelContext& ctx) {
     const Tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
     Tensor& out = ctx.output(0);
@@ -123,15 +153,25 @@ void attention_kernel(KernelContext& ctx) {
     const std::vector<int64_t> bs =
         has_bias ? broadcast_strides(ctx.input(3).shape(), Shape({batch, heads, sq, sk})) : std::vector<int64_t>(4, 0);
     const float* bias = has_bias ? ctx.input(3).data<float>() : nullptr;
-    auto* scores = static_cast<float*>(ctx.workspace(sizeof(float) * batch * heads * sq * sk));
+    const FloatGemmKernel kernel = f32_gemm_kernel();
+    // Per head: its scores, then (our kernel) its Kᵀ.
+    const int64_t per_head = sq * sk + (kernel == FloatGemmKernel::blas ? 0 : d * sk);
+    auto* scratch = static_cast<float*>(ctx.workspace(sizeof(float) * batch * heads * per_head));
     const float *pq = q.data<float>(), *pk = k.data<float>(), *pv = v.data<float>();
     float* po = out.data<float>();
     parallel_for(batch * heads, 1, [&](int64_t begin, int64_t end) {
         for (int64_t bh = begin; bh < end; ++bh) {
             const int64_t b = bh / heads, h = bh % heads;
-            float* s = scores + bh * sq * sk;
-            sgemm_serial(false, true, sq, sk, d, scale, pq + b * sq * eq + h * d, eq, pk + b * sk * eq + h * d, eq,
-                         0.0f, s, sk);
+            float* s = scratch + bh * per_head;
+            const float* k_head = pk + b * sk * eq + h * d;
+            if (kernel == FloatGemmKernel::blas) {
+                sgemm_serial(false, true, sq, sk, d, scale, pq + b * sq * eq + h * d, eq, k_head, eq, 0.0f, s, sk);
+            } else {
+                float* kt = s + sq * sk;
+                for (int64_t j = 0; j < sk; ++j)
+                    for (int64_t i = 0; i < d; ++i) kt[i * sk + j] = k_head[j * eq + i];
+                head_product(kernel, sq, sk, d, scale, pq + b * sq * eq + h * d, eq, kt, sk, s, sk);
+            }
             for (int64_t i = 0; i < sq; ++i) {
                 float* row = s + i * sk;
                 if (bias) {
@@ -140,8 +180,7 @@ void attention_kernel(KernelContext& ctx) {
                 }
                 softmax_row(row, row, sk);
             }
-            sgemm_serial(false, false, sq, dv, sk, 1.0f, s, sk, pv + b * sk * ev + h * dv, ev, 0.0f,
-                         po + b * sq * ev + h * dv, ev);
+            head_product(kernel, sq, dv, sk, 1.0f, s, sk, pv + b * sk * ev + h * dv, ev, po + b * sq * ev + h * dv, ev);
         }
     });
 }

@@ -231,7 +231,7 @@ FloatGemmKernel bf16_gemm_kernel() {
     return cpu_has(FloatGemmKernel::avx512_bf16) ? FloatGemmKernel::avx512_bf16 : FloatGemmKernel::blas;
 }
 
-PackedFloatLayout packed_float_layout(FloatGemmKernel kernel, int64_t k, int64_t n) {
+PackedFloatLayout packed_float_layout(FloatGemmKernel kernel, int64_t k, int64_t n, int64_t ldb) {
     PackedFloatLayout l;
     l.kernel = kernel;
     l.k = k;
@@ -240,7 +240,7 @@ PackedFloatLayout packed_float_layout(FloatGemmKernel kernel, int64_t k, int64_t
     l.steps = l.packed ? ceil_div(k, 2) : k;
     l.panels = ceil_div(std::max<int64_t>(n, 1), kPanel);
     l.panel_step = l.packed ? l.steps * 2 * kPanel : kPanel;
-    l.row_step = l.packed ? 2 * kPanel : n;
+    l.row_step = l.packed ? 2 * kPanel : ldb > 0 ? ldb : n;
     return l;
 }
 

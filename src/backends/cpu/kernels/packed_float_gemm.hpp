@@ -34,13 +34,14 @@ std::string_view float_gemm_kernel_name(FloatGemmKernel kernel);
 struct PackedFloatLayout {
     FloatGemmKernel kernel = FloatGemmKernel::blas;
     int64_t k = 0, n = 0;
-    bool packed = false;      // B packed by pack_float_weight (bf16), else read in place, rows n apart
+    bool packed = false;      // B packed by pack_float_weight (bf16), else read in place, rows row_step apart
     int64_t steps = 0;        // K steps per panel: K (f32) or K / 2 rounded up (bf16 pairs)
     int64_t panels = 0;       // N / 16 rounded up
     int64_t panel_step = 0;   // elements from one panel of B to the next
     int64_t row_step = 0;     // elements from one K step of a panel to the next
 };
-PackedFloatLayout packed_float_layout(FloatGemmKernel kernel, int64_t k, int64_t n);
+// `ldb`: for a B read in place, the elements between its rows (0: n).
+PackedFloatLayout packed_float_layout(FloatGemmKernel kernel, int64_t k, int64_t n, int64_t ldb = 0);
 
 // Packs B [K, N] (bf16 bits, rows `ldb` apart) for a layout with `packed` set: panels of 16
 // columns, K in pairs, the last panel and an odd K's last pair zero-padded.
