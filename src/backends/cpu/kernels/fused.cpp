@@ -109,22 +109,6 @@ void add_layer_norm_kernel(KernelContext& ctx) {
     if (low_y) narrow(y_f32, y);
 }
 
-// A product's tiles into rows `ld` apart, times `scale`.
-struct ScaledWriter {
-    float* y;
-    int64_t ld;
-    float scale;
-
-    static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc, int64_t ld) {
-        const auto& w = *static_cast<const ScaledWriter*>(self);
-        for (int64_t r = 0; r < rows; ++r) {
-            float* out = w.y + (row0 + r) * w.ld + col0;
-            const float* from = acc + r * ld;
-            for (int64_t c = 0; c < cols; ++c) out[c] = from[c] * w.scale;
-        }
-    }
-};
-
 // C [m, n] (rows ldc apart) = alpha · A [m, k] · B [k, n] on the calling thread, B read in place
 // (rows ldb apart): our own f32 kernel where there is one, else sgemm.
 void head_product(FloatGemmKernel kernel, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
@@ -133,8 +117,9 @@ void head_product(FloatGemmKernel kernel, int64_t m, int64_t n, int64_t k, float
         sgemm_serial(false, false, m, n, k, alpha, a, lda, b, ldb, 0.0f, c, ldc);
         return;
     }
-    ScaledWriter writer{c, ldc, alpha};
-    gemm_packed_float(packed_float_layout(kernel, k, n, ldb), b, a, lda, m, &ScaledWriter::tile, &writer);
+    TileWriter writer{c, false, ldc};
+    writer.scale = alpha;
+    gemm_packed_float(packed_float_layout(kernel, k, n, ldb), b, a, lda, m, &TileWriter::tile, &writer);
 }
 
 // Per batch and head: softmax(Q·Kᵀ·scale + bias)·V, reading the heads in place in the
@@ -153,7 +138,8 @@ void attention_kernel(KernelContext& ctx) {
     const std::vector<int64_t> bs =
         has_bias ? broadcast_strides(ctx.input(3).shape(), Shape({batch, heads, sq, sk})) : std::vector<int64_t>(4, 0);
     const float* bias = has_bias ? ctx.input(3).data<float>() : nullptr;
-    const FloatGemmKernel kernel = f32_gemm_kernel();
+    // A decode step's few queries go to sgemm: copying Kᵀ would cost as much as the product.
+    const FloatGemmKernel kernel = sq > kStreamRows ? f32_gemm_kernel() : FloatGemmKernel::blas;
     // Per head: its scores, then (our kernel) its Kᵀ.
     const int64_t per_head = sq * sk + (kernel == FloatGemmKernel::blas ? 0 : d * sk);
     auto* scratch = static_cast<float*>(ctx.workspace(sizeof(float) * batch * heads * per_head));
@@ -193,6 +179,7 @@ void register_fused_kernels(KernelRegistry& r) {
     add_packed_weight_product(r, "FusedMatMul");
     add_floating(r, "AddLayerNormalization", add_layer_norm_kernel);
     add_floating(r, "Attention", attention_kernel);
+    register_bf16_attention_kernel(r);
     register_quantized_matmul_kernel(r);
 }
 

@@ -2,6 +2,7 @@
 
 #include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/gemm_grid.hpp"
+#include "backends/cpu/kernels/half_convert.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 
 #include <infer/error.hpp>
@@ -244,22 +245,52 @@ PackedFloatLayout packed_float_layout(FloatGemmKernel kernel, int64_t k, int64_t
     return l;
 }
 
-Tensor pack_float_weight(const PackedFloatLayout& l, const uint16_t* b, int64_t ldb) {
-    if (!l.packed) throw InvalidArgument("pack_float_weight: the " + std::string(float_gemm_kernel_name(l.kernel)) +
-                                         " kernel reads its weight in place");
-    Tensor packed = Tensor::empty(DType::bf16, Shape({l.panels * l.panel_step}));
-    auto* bits = static_cast<uint16_t*>(packed.raw_data());
-    std::memset(bits, 0, packed.nbytes());
+void pack_bf16_pairs(const PackedFloatLayout& l, const uint16_t* b, int64_t ldb, bool transposed, uint16_t* out) {
+    if (!l.packed) throw InvalidArgument("pack_bf16_pairs: the " + std::string(float_gemm_kernel_name(l.kernel)) +
+                                         " kernel reads its B in place");
+    std::memset(out, 0, sizeof(uint16_t) * static_cast<size_t>(packed_elements(l)));
     for (int64_t panel = 0; panel < l.panels; ++panel) {
         const int64_t col0 = panel * kPanel, cols = std::min(kPanel, l.n - col0);
-        for (int64_t kk = 0; kk < l.k; ++kk) {
+        uint16_t* to = out + panel * l.panel_step;
+        if (transposed) {
+            // Column c of the panel is row col0 + c of Bᵀ, whose pairs are already side by side.
+            for (int64_t c = 0; c < cols; ++c) {
+                const uint16_t* row = b + (col0 + c) * ldb;
+                for (int64_t kk = 0; kk < l.k; ++kk) to[(kk / 2) * l.row_step + 2 * c + kk % 2] = row[kk];
+            }
+        } else {
             // Pair kk / 2 holds (B[kk, c], B[kk + 1, c]) for each column c.
-            uint16_t* to = bits + panel * l.panel_step + (kk / 2) * l.row_step + kk % 2;
-            const uint16_t* from = b + kk * ldb + col0;
-            for (int64_t c = 0; c < cols; ++c) to[2 * c] = from[c];
+            for (int64_t kk = 0; kk < l.k; ++kk) {
+                const uint16_t* row = b + kk * ldb + col0;
+                uint16_t* pairs = to + (kk / 2) * l.row_step + kk % 2;
+                for (int64_t c = 0; c < cols; ++c) pairs[2 * c] = row[c];
+            }
         }
     }
+}
+
+Tensor pack_float_weight(const PackedFloatLayout& l, const uint16_t* b, int64_t ldb) {
+    Tensor packed = Tensor::empty(DType::bf16, Shape({packed_elements(l)}));
+    pack_bf16_pairs(l, b, ldb, false, static_cast<uint16_t*>(packed.raw_data()));
     return packed;
+}
+
+void TileWriter::tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc, int64_t ld) {
+    const auto& w = *static_cast<const TileWriter*>(self);
+    alignas(64) float narrowed[kFloatTileColumns];
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* from = acc + r * ld;
+        float* to = w.bf16_out ? narrowed : static_cast<float*>(w.y) + (row0 + r) * w.ld + col0;
+        if (w.bias) {
+            const float* bias = w.bias + col0;
+            for (int64_t c = 0; c < cols; ++c) to[c] = from[c] * w.scale + bias[c];
+        } else {
+            for (int64_t c = 0; c < cols; ++c) to[c] = from[c] * w.scale;
+        }
+        activate_row(to, cols, w.activation);
+        if (w.bf16_out)
+            float_to_bfloat16(narrowed, static_cast<uint16_t*>(w.y) + (row0 + r) * w.ld + col0, static_cast<size_t>(cols));
+    }
 }
 
 void gemm_packed_float(const PackedFloatLayout& l, const void* b, const void* a, int64_t lda, int64_t m,

@@ -14,6 +14,8 @@
 // Every finished tile of f32 sums goes to an epilogue (bias, activation, narrowing) while it is
 // in cache. Threads split the product into a grid of blocks (gemm_grid.hpp), each block
 // sweeping its columns a tile of panels at a time with its rows passing under them.
+#include "backends/cpu/kernels/gelu_rows.hpp"
+
 #include <infer/tensor.hpp>
 
 #include <cstdint>
@@ -43,8 +45,13 @@ struct PackedFloatLayout {
 // `ldb`: for a B read in place, the elements between its rows (0: n).
 PackedFloatLayout packed_float_layout(FloatGemmKernel kernel, int64_t k, int64_t n, int64_t ldb = 0);
 
-// Packs B [K, N] (bf16 bits, rows `ldb` apart) for a layout with `packed` set: panels of 16
-// columns, K in pairs, the last panel and an odd K's last pair zero-padded.
+// Packs B [K, N] (bf16 bits) for a layout with `packed` set into `out` (packed_elements of it):
+// panels of 16 columns, K in pairs, the last panel and an odd K's last pair zero-padded. B[k, n]
+// is b[k·ldb + n], or with `transposed` b[n·ldb + k] (B given as its transpose: attention's
+// keys, whose pairs then sit side by side already).
+void pack_bf16_pairs(const PackedFloatLayout& layout, const uint16_t* b, int64_t ldb, bool transposed, uint16_t* out);
+inline int64_t packed_elements(const PackedFloatLayout& layout) { return layout.panels * layout.panel_step; }
+// The same into a new tensor: a weight packed once per session.
 Tensor pack_float_weight(const PackedFloatLayout& layout, const uint16_t* b, int64_t ldb);
 
 // The most rows and columns of one tile handed to an epilogue.
@@ -54,6 +61,18 @@ inline constexpr int64_t kFloatTileRows = 6, kFloatTileColumns = 64;
 // per tile; tiles are disjoint and may come from several threads at once.
 using FloatEpilogue = void (*)(void* state, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc,
                                int64_t ld);
+
+// The usual epilogue: y[r, c] = activation(scale · acc[r, c] + bias[c]), Y f32 or bf16 (narrowed
+// here), rows `ld` elements apart.
+struct TileWriter {
+    void* y;
+    bool bf16_out;
+    int64_t ld;
+    const float* bias = nullptr;  // [N] or null
+    RowActivation activation = RowActivation::none;
+    float scale = 1.0f;
+    static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc, int64_t ld);
+};
 
 // A [m, K] (rows `lda` elements apart: f32, or bf16 bits for avx512_bf16) times B (packed, or
 // the weight itself), over the calling thread's pool.

@@ -1,7 +1,6 @@
 #include "backends/cpu/kernels/packed_weight_product.hpp"
 
 #include "backends/cpu/kernels/blas.hpp"
-#include "backends/cpu/kernels/gelu_rows.hpp"
 #include "backends/cpu/kernels/half_convert.hpp"
 #include "backends/cpu/kernels/packed_float_gemm.hpp"
 
@@ -11,34 +10,6 @@
 namespace infer::cpu {
 
 namespace {
-
-// The tile epilogue: y[r, c] = activation(acc[r, c] + bias[c]), narrowed to bf16 when Y is.
-struct TileWriter {
-    void* y;
-    bool bf16_out;
-    int64_t n;
-    const float* bias;
-    RowActivation activation;
-
-    static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc, int64_t ld) {
-        const auto& w = *static_cast<const TileWriter*>(self);
-        alignas(64) float narrowed[kFloatTileColumns];
-        for (int64_t r = 0; r < rows; ++r) {
-            const float* from = acc + r * ld;
-            float* to = w.bf16_out ? narrowed : static_cast<float*>(w.y) + (row0 + r) * w.n + col0;
-            if (w.bias) {
-                const float* bias = w.bias + col0;
-                for (int64_t c = 0; c < cols; ++c) to[c] = from[c] + bias[c];
-            } else {
-                for (int64_t c = 0; c < cols; ++c) to[c] = from[c];
-            }
-            activate_row(to, cols, w.activation);
-            if (w.bf16_out)
-                float_to_bfloat16(narrowed, static_cast<uint16_t*>(w.y) + (row0 + r) * w.n + col0,
-                                  static_cast<size_t>(cols));
-        }
-    }
-};
 
 std::vector<float> widened(const Tensor& t) {
     std::vector<float> values(static_cast<size_t>(t.numel()));
