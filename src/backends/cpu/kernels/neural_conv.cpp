@@ -3,12 +3,12 @@
 // or sgemm, then the bias per output channel). Depthwise 1-D and 2-D
 // convolutions, where that GEMM would have a single row, are summed directly instead.
 #include "backends/cpu/kernels/blas.hpp"
+#include "backends/cpu/kernels/conv_columns.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/packed_float_gemm.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 #include "backends/cpu/kernels/neural_kernels.hpp"
-#include "core/ops/shapes_neural.hpp"
 
 
 #include <algorithm>
@@ -17,89 +17,6 @@
 namespace infer::cpu {
 
 namespace {
-
-struct SpatialAxis {
-    int64_t in, kernel, stride, dilation, pad_begin, out;
-};
-
-struct ConvGeometry {
-    int64_t channels;               // input channels per group
-    std::vector<SpatialAxis> axes;  // at least two: 1-D convolutions get a leading unit axis
-    int64_t input_size = 1, taps = 1, positions = 1;  // products over the axes
-};
-
-ConvGeometry conv_geometry(const KernelContext& ctx, const Shape& x, const Shape& w,
-                           int64_t group) {
-    const size_t spatial = x.rank() - 2;
-    const std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
-    const detail::WindowParams p = detail::read_window_params(ctx.attrs(), spatial, kernel);
-    if (p.kernel != kernel)
-        invalid_argument(ctx, "kernel_shape differs from the weights' " + w.to_string());
-    const std::vector<int64_t> in(x.dims().begin() + 2, x.dims().end());
-    const std::vector<detail::WindowGeometry> geometry = detail::window_geometry(p, in);
-    ConvGeometry g;
-    g.channels = x[1] / group;
-    if (spatial == 1) g.axes.push_back({1, 1, 1, 1, 0, 1});
-    for (size_t i = 0; i < spatial; ++i)
-        g.axes.push_back({in[i], kernel[i], p.strides[i], p.dilations[i], geometry[i].pad_begin,
-                          geometry[i].out});
-    for (const SpatialAxis& a : g.axes) {
-        g.input_size *= a.in;
-        g.taps *= a.kernel;
-        g.positions *= a.out;
-    }
-    return g;
-}
-
-// Unfolds one group of one image into columns: row (c, tap) holds, for every output position,
-// the input element under that kernel tap of channel c (0 in the padding). Output positions
-// are walked a line (the last axis) at a time.
-void im2col(const float* x, const ConvGeometry& g, float* col) {
-    const size_t rank = g.axes.size();
-    const SpatialAxis& last = g.axes.back();
-    parallel_for(g.channels * g.taps, grain_for(g.positions), [&](int64_t begin, int64_t end) {
-        std::vector<int64_t> tap(rank), line(rank - 1);
-        for (int64_t row = begin; row < end; ++row) {
-            for (size_t d = rank, rest = static_cast<size_t>(row % g.taps); d-- > 0;) {
-                tap[d] = static_cast<int64_t>(rest) % g.axes[d].kernel;
-                rest /= static_cast<size_t>(g.axes[d].kernel);
-            }
-            const float* plane = x + row / g.taps * g.input_size;
-            const int64_t shift = tap[rank - 1] * last.dilation - last.pad_begin;
-            // Output positions [first, end) of a line read inside the input line.
-            const int64_t first = std::clamp<int64_t>((last.stride - 1 - shift) / last.stride, 0, last.out);
-            const int64_t end = std::clamp<int64_t>((last.in - shift + last.stride - 1) / last.stride, first, last.out);
-            float* dst = col + row * g.positions;
-            std::fill(line.begin(), line.end(), 0);
-            for (int64_t start = 0; start < g.positions; start += last.out, dst += last.out) {
-                int64_t offset = 0;  // of the input line, in lines
-                bool inside = true;
-                for (size_t d = 0; d + 1 < rank; ++d) {
-                    const SpatialAxis& a = g.axes[d];
-                    const int64_t i = line[d] * a.stride - a.pad_begin + tap[d] * a.dilation;
-                    inside = inside && i >= 0 && i < a.in;
-                    offset = offset * a.in + i;
-                }
-                if (inside) {
-                    // Zeros where the tap reads the padding, a copy (strided or not) between.
-                    const float* src = plane + offset * last.in + shift;
-                    std::fill(dst, dst + first, 0.0f);
-                    if (last.stride == 1)
-                        std::copy(src + first, src + end, dst + first);
-                    else
-                        for (int64_t o = first; o < end; ++o) dst[o] = src[o * last.stride];
-                    std::fill(dst + end, dst + last.out, 0.0f);
-                } else {
-                    std::fill(dst, dst + last.out, 0.0f);
-                }
-                for (size_t d = rank - 1; d-- > 0;) {
-                    if (++line[d] < g.axes[d].out) break;
-                    line[d] = 0;
-                }
-            }
-        }
-    });
-}
 
 // Depthwise 2-D convolution (one input channel per group). Planes run over (image, output
 // channel); `multiplier` output channels share an input channel.
@@ -137,33 +54,13 @@ void depthwise(const float* x, const float* w, const ConvGeometry& g, int64_t im
     });
 }
 
-// The product's tiles into Y's planes (rows are output channels), with each channel's bias.
-struct ChannelBiasWriter {
-    float* y;
-    int64_t positions;
-    const float* bias;  // per output channel of this group, or null
-
-    static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc, int64_t ld) {
-        const auto& w = *static_cast<const ChannelBiasWriter*>(self);
-        for (int64_t r = 0; r < rows; ++r) {
-            const float b = w.bias ? w.bias[row0 + r] : 0.0f;
-            float* out = w.y + (row0 + r) * w.positions + col0;
-            const float* from = acc + r * ld;
-            for (int64_t c = 0; c < cols; ++c) out[c] = from[c] + b;
-        }
-    }
-};
-
 // One product per image and group: weights [M/group, C/group * taps] x columns, on our own f32
 // kernel (the columns read in place, each output channel's bias added per tile) where the CPU
 // has one, else sgemm. Returns whether the bias was added.
 bool grouped_gemm(const KernelContext& ctx, const float* x, const float* w, const float* bias, const ConvGeometry& g,
                   int64_t images, int64_t out_channels, int64_t group, float* y) {
     const int64_t group_out = out_channels / group, rows = g.channels * g.taps;
-    // A 1x1 kernel without stride or padding reads the input as it is laid out.
-    const bool direct = std::all_of(g.axes.begin(), g.axes.end(), [](const SpatialAxis& a) {
-        return a.kernel == 1 && a.stride == 1 && a.pad_begin == 0 && a.out == a.in;
-    });
+    const bool direct = reads_input_directly(g);
     auto* col =
         direct ? nullptr : static_cast<float*>(ctx.workspace(sizeof(float) * rows * g.positions));
     const FloatGemmKernel kernel = f32_gemm_kernel();
@@ -178,7 +75,7 @@ bool grouped_gemm(const KernelContext& ctx, const float* x, const float* w, cons
                       direct ? in : col, g.positions, 0.0f, out, g.positions);
                 continue;
             }
-            ChannelBiasWriter writer{out, g.positions, bias ? bias + k * group_out : nullptr};
+            ChannelBiasWriter writer{out, false, g.positions, bias ? bias + k * group_out : nullptr};
             gemm_packed_float(layout, direct ? in : col, w + k * group_out * rows, rows, group_out,
                               &ChannelBiasWriter::tile, &writer);
         }
@@ -217,6 +114,9 @@ void conv_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-void register_conv_kernels(KernelRegistry& r) { add_floating(r, "Conv", conv_kernel); }
+void register_conv_kernels(KernelRegistry& r) {
+    add_floating(r, "Conv", conv_kernel);
+    register_bf16_conv_kernel(r);
+}
 
 }  // namespace infer::cpu

@@ -245,28 +245,49 @@ PackedFloatLayout packed_float_layout(FloatGemmKernel kernel, int64_t k, int64_t
     return l;
 }
 
+namespace {
+
+// Two rows of 16 bf16 values into 16 pairs (a0 b0 a1 b1 ...): 64 bytes of a packed panel.
+__attribute__((target("avx2"))) void interleave_16_pairs(const uint16_t* a, const uint16_t* b, uint16_t* to) {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
+    const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
+    const __m256i low = _mm256_unpacklo_epi16(x, y), high = _mm256_unpackhi_epi16(x, y);  // per 128-bit lane
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), _mm256_permute2x128_si256(low, high, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + 16), _mm256_permute2x128_si256(low, high, 0x31));
+}
+
+}  // namespace
+
 void pack_bf16_pairs(const PackedFloatLayout& l, const uint16_t* b, int64_t ldb, bool transposed, uint16_t* out) {
     if (!l.packed) throw InvalidArgument("pack_bf16_pairs: the " + std::string(float_gemm_kernel_name(l.kernel)) +
                                          " kernel reads its B in place");
-    std::memset(out, 0, sizeof(uint16_t) * static_cast<size_t>(packed_elements(l)));
-    for (int64_t panel = 0; panel < l.panels; ++panel) {
-        const int64_t col0 = panel * kPanel, cols = std::min(kPanel, l.n - col0);
-        uint16_t* to = out + panel * l.panel_step;
-        if (transposed) {
-            // Column c of the panel is row col0 + c of Bᵀ, whose pairs are already side by side.
-            for (int64_t c = 0; c < cols; ++c) {
-                const uint16_t* row = b + (col0 + c) * ldb;
-                for (int64_t kk = 0; kk < l.k; ++kk) to[(kk / 2) * l.row_step + 2 * c + kk % 2] = row[kk];
+    // Panels are independent: split between threads when there is enough to move.
+    parallel_for(l.panels, grain_for(l.panel_step, int64_t{1} << 15), [&](int64_t first, int64_t last) {
+        for (int64_t panel = first; panel < last; ++panel) {
+            const int64_t col0 = panel * kPanel, cols = std::min(kPanel, l.n - col0);
+            uint16_t* to = out + panel * l.panel_step;
+            if (cols < kPanel || l.k % 2 || transposed)
+                std::memset(to, 0, sizeof(uint16_t) * static_cast<size_t>(l.panel_step));
+            if (transposed) {
+                // Column c of the panel is row col0 + c of Bᵀ, whose pairs are already side by side.
+                for (int64_t c = 0; c < cols; ++c) {
+                    const uint16_t* row = b + (col0 + c) * ldb;
+                    for (int64_t kk = 0; kk < l.k; ++kk) to[(kk / 2) * l.row_step + 2 * c + kk % 2] = row[kk];
+                }
+                continue;
             }
-        } else {
-            // Pair kk / 2 holds (B[kk, c], B[kk + 1, c]) for each column c.
-            for (int64_t kk = 0; kk < l.k; ++kk) {
+            // Pair g holds (B[2g, c], B[2g + 1, c]) for each column c.
+            int64_t g = 0;
+            if (cols == kPanel)
+                for (; 2 * g + 1 < l.k; ++g)
+                    interleave_16_pairs(b + 2 * g * ldb + col0, b + (2 * g + 1) * ldb + col0, to + g * l.row_step);
+            for (int64_t kk = 2 * g; kk < l.k; ++kk) {
                 const uint16_t* row = b + kk * ldb + col0;
                 uint16_t* pairs = to + (kk / 2) * l.row_step + kk % 2;
                 for (int64_t c = 0; c < cols; ++c) pairs[2 * c] = row[c];
             }
         }
-    }
+    });
 }
 
 Tensor pack_float_weight(const PackedFloatLayout& l, const uint16_t* b, int64_t ldb) {

@@ -1,0 +1,93 @@
+// Conv in bf16 where the CPU has AVX512_BF16: per image and group, the columns (im2col in bf16,
+// or the input itself for a 1x1 kernel) packed into pairs of rows and multiplied by the weight
+// on the vdpbf16ps kernel (packed_float_gemm.hpp), which reads each output channel's weights in
+// place as its row of A: twice the f32 kernel's work per instruction, and the input and weight
+// never widened. Each tile gets its channel's bias and is narrowed to bf16 as it is written.
+// Depthwise convolutions and CPUs without AVX512_BF16 keep the kernel registered before (f32 at
+// the boundary).
+#include "backends/cpu/kernels/conv_columns.hpp"
+#include "backends/cpu/kernels/half_convert.hpp"
+#include "backends/cpu/kernels/neural_kernels.hpp"
+#include "backends/cpu/kernels/packed_float_gemm.hpp"
+
+#include <memory>
+
+namespace infer::cpu {
+
+namespace {
+
+class Bf16Conv final : public CompiledKernel {
+public:
+    Bf16Conv(const CompileContext& c, std::unique_ptr<CompiledKernel> fallback)
+        : group_(c.node().attributes->get_int("group", 1)), fallback_(std::move(fallback)) {}
+
+    size_t workspace_bytes() const override { return fallback_->workspace_bytes(); }
+
+    void run(KernelContext& ctx) const override {
+        const Tensor& x = ctx.input(0);
+        const Tensor& w = ctx.input(1);
+        Tensor& y = ctx.output(0);
+        const ConvGeometry g = conv_geometry(ctx, x.shape(), w.shape(), group_);
+        if (y.numel() == 0) return;
+        if (g.channels == 0 || (g.channels == 1 && group_ > 1)) {  // no taps, or depthwise
+            fallback_->run(ctx);
+            return;
+        }
+        const int64_t images = x.shape()[0], out_channels = w.shape()[0], group_out = out_channels / group_;
+        const int64_t k = g.channels * g.taps;
+        const bool direct = reads_input_directly(g);
+        const PackedFloatLayout layout = packed_float_layout(FloatGemmKernel::avx512_bf16, k, g.positions);
+        // Workspace: the bias in f32, the packed columns, then the columns themselves.
+        const int64_t bias_floats = ctx.has_input(2) ? out_channels : 0;
+        const int64_t packed_offset = (4 * bias_floats + 63) / 64 * 64;
+        const int64_t columns_offset = packed_offset + (2 * packed_elements(layout) + 63) / 64 * 64;
+        auto* memory = static_cast<char*>(ctx.workspace(static_cast<size_t>(columns_offset + (direct ? 0 : 2 * k * g.positions))));
+        float* bias = nullptr;
+        if (bias_floats) {
+            const Tensor& b = ctx.input(2);
+            bias = reinterpret_cast<float*>(memory);
+            if (b.dtype() == DType::bf16)
+                bfloat16_to_float(static_cast<const uint16_t*>(b.raw_data()), bias, static_cast<size_t>(bias_floats));
+            else
+                std::copy_n(b.data<float>(), bias_floats, bias);
+        }
+        auto* packed = reinterpret_cast<uint16_t*>(memory + packed_offset);
+        auto* columns = reinterpret_cast<uint16_t*>(memory + columns_offset);
+        const auto* px = static_cast<const uint16_t*>(x.raw_data());
+        const auto* pw = static_cast<const uint16_t*>(w.raw_data());
+        auto* py = static_cast<uint16_t*>(y.raw_data());
+        for (int64_t n = 0; n < images; ++n) {
+            for (int64_t grp = 0; grp < group_; ++grp) {
+                const uint16_t* in = px + (n * group_ + grp) * g.channels * g.input_size;
+                if (!direct) im2col(in, g, columns);
+                pack_bf16_pairs(layout, direct ? in : columns, g.positions, false, packed);
+                ChannelBiasWriter writer{py + (n * out_channels + grp * group_out) * g.positions, true, g.positions,
+                                         bias ? bias + grp * group_out : nullptr};
+                gemm_packed_float(layout, packed, pw + grp * group_out * k, k, group_out, &ChannelBiasWriter::tile,
+                                  &writer);
+            }
+        }
+    }
+
+private:
+    int64_t group_;
+    std::unique_ptr<CompiledKernel> fallback_;
+};
+
+}  // namespace
+
+void register_bf16_conv_kernel(KernelRegistry& registry) {
+    const KernelFactory previous = *registry.find("Conv", DType::bf16);
+    registry.add_compiled("Conv", DType::bf16, [previous](const CompileContext& c) -> std::unique_ptr<CompiledKernel> {
+        const NodeSignature& node = c.node();
+        const bool all_bf16 = node.input_dtypes[0] == DType::bf16 && node.input_dtypes[1] == DType::bf16 &&
+                              node.output_dtypes[0] == DType::bf16;
+        const bool bias_ok = node.input_dtypes.size() < 3 || !node.inputs_present[2] ||
+                             node.input_dtypes[2] == DType::bf16 || node.input_dtypes[2] == DType::f32;
+        if (all_bf16 && bias_ok && bf16_gemm_kernel() == FloatGemmKernel::avx512_bf16)
+            return std::make_unique<Bf16Conv>(c, previous(c));
+        return previous(c);
+    });
+}
+
+}  // namespace infer::cpu

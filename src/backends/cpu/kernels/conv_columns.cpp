@@ -1,0 +1,108 @@
+#include "backends/cpu/kernels/conv_columns.hpp"
+
+#include "backends/cpu/kernels/half_convert.hpp"
+#include "backends/cpu/kernels/kernel_util.hpp"
+#include "backends/cpu/kernels/packed_float_gemm.hpp"
+#include "backends/cpu/kernels/parallel.hpp"
+#include "core/ops/shapes_neural.hpp"
+
+#include <algorithm>
+
+namespace infer::cpu {
+
+ConvGeometry conv_geometry(const KernelContext& ctx, const Shape& x, const Shape& w,
+                           int64_t group) {
+    const size_t spatial = x.rank() - 2;
+    const std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
+    const detail::WindowParams p = detail::read_window_params(ctx.attrs(), spatial, kernel);
+    if (p.kernel != kernel)
+        invalid_argument(ctx, "kernel_shape differs from the weights' " + w.to_string());
+    const std::vector<int64_t> in(x.dims().begin() + 2, x.dims().end());
+    const std::vector<detail::WindowGeometry> geometry = detail::window_geometry(p, in);
+    ConvGeometry g;
+    g.channels = x[1] / group;
+    if (spatial == 1) g.axes.push_back({1, 1, 1, 1, 0, 1});
+    for (size_t i = 0; i < spatial; ++i)
+        g.axes.push_back({in[i], kernel[i], p.strides[i], p.dilations[i], geometry[i].pad_begin,
+                          geometry[i].out});
+    for (const SpatialAxis& a : g.axes) {
+        g.input_size *= a.in;
+        g.taps *= a.kernel;
+        g.positions *= a.out;
+    }
+    return g;
+}
+
+bool reads_input_directly(const ConvGeometry& g) {
+    return std::all_of(g.axes.begin(), g.axes.end(), [](const SpatialAxis& a) {
+        return a.kernel == 1 && a.stride == 1 && a.pad_begin == 0 && a.out == a.in;
+    });
+}
+
+// Output positions are walked a line (the last axis) at a time.
+template <class T>
+void im2col(const T* x, const ConvGeometry& g, T* col) {
+    const size_t rank = g.axes.size();
+    const SpatialAxis& last = g.axes.back();
+    parallel_for(g.channels * g.taps, grain_for(g.positions), [&](int64_t begin, int64_t end) {
+        std::vector<int64_t> tap(rank), line(rank - 1);
+        for (int64_t row = begin; row < end; ++row) {
+            for (size_t d = rank, rest = static_cast<size_t>(row % g.taps); d-- > 0;) {
+                tap[d] = static_cast<int64_t>(rest) % g.axes[d].kernel;
+                rest /= static_cast<size_t>(g.axes[d].kernel);
+            }
+            const T* plane = x + row / g.taps * g.input_size;
+            const int64_t shift = tap[rank - 1] * last.dilation - last.pad_begin;
+            // Output positions [first, end) of a line read inside the input line.
+            const int64_t first = std::clamp<int64_t>((last.stride - 1 - shift) / last.stride, 0, last.out);
+            const int64_t end = std::clamp<int64_t>((last.in - shift + last.stride - 1) / last.stride, first, last.out);
+            T* dst = col + row * g.positions;
+            std::fill(line.begin(), line.end(), 0);
+            for (int64_t start = 0; start < g.positions; start += last.out, dst += last.out) {
+                int64_t offset = 0;  // of the input line, in lines
+                bool inside = true;
+                for (size_t d = 0; d + 1 < rank; ++d) {
+                    const SpatialAxis& a = g.axes[d];
+                    const int64_t i = line[d] * a.stride - a.pad_begin + tap[d] * a.dilation;
+                    inside = inside && i >= 0 && i < a.in;
+                    offset = offset * a.in + i;
+                }
+                if (inside) {
+                    // Zeros where the tap reads the padding, a copy (strided or not) between.
+                    const T* src = plane + offset * last.in + shift;
+                    std::fill(dst, dst + first, T{0});
+                    if (last.stride == 1)
+                        std::copy(src + first, src + end, dst + first);
+                    else
+                        for (int64_t o = first; o < end; ++o) dst[o] = src[o * last.stride];
+                    std::fill(dst + end, dst + last.out, T{0});
+                } else {
+                    std::fill(dst, dst + last.out, T{0});
+                }
+                for (size_t d = rank - 1; d-- > 0;) {
+                    if (++line[d] < g.axes[d].out) break;
+                    line[d] = 0;
+                }
+            }
+        }
+    });
+}
+
+template void im2col<float>(const float*, const ConvGeometry&, float*);
+template void im2col<uint16_t>(const uint16_t*, const ConvGeometry&, uint16_t*);
+
+void ChannelBiasWriter::tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc,
+                             int64_t ld) {
+    const auto& w = *static_cast<const ChannelBiasWriter*>(self);
+    alignas(64) float narrowed[kFloatTileColumns];
+    for (int64_t r = 0; r < rows; ++r) {
+        const float b = w.bias ? w.bias[row0 + r] : 0.0f;
+        const int64_t at = (row0 + r) * w.positions + col0;
+        float* out = w.bf16_out ? narrowed : static_cast<float*>(w.y) + at;
+        const float* from = acc + r * ld;
+        for (int64_t c = 0; c < cols; ++c) out[c] = from[c] + b;
+        if (w.bf16_out) float_to_bfloat16(narrowed, static_cast<uint16_t*>(w.y) + at, static_cast<size_t>(cols));
+    }
+}
+
+}  // namespace infer::cpu

@@ -1,0 +1,44 @@
+#pragma once
+// A convolution's geometry and its columns (im2col), shared by the f32 Conv kernel and the bf16
+// one (conv_bf16.cpp), and the epilogue both hand their products' tiles to.
+#include <infer/backend.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace infer::cpu {
+
+struct SpatialAxis {  // one spatial axis of the input and output
+    int64_t in, kernel, stride, dilation, pad_begin, out;
+};
+
+struct ConvGeometry {
+    int64_t channels;               // input channels per group
+    std::vector<SpatialAxis> axes;  // at least two: 1-D convolutions get a leading unit axis
+    int64_t input_size = 1, taps = 1, positions = 1;  // products over the axes
+};
+
+// Reads kernel_shape, strides, pads and dilations for X [N, C, spatial...] and W [M, C/group,
+// kernel...]; an inconsistent kernel_shape is an InvalidArgument naming the node.
+ConvGeometry conv_geometry(const KernelContext& ctx, const Shape& x, const Shape& w, int64_t group);
+
+// A 1x1 kernel without stride or padding: the input is its own column matrix.
+bool reads_input_directly(const ConvGeometry& g);
+
+// Unfolds one group of one image (f32, or bf16 bits) into columns [channels · taps, positions]:
+// row (c, tap) holds, for every output position, the input element under that kernel tap of
+// channel c (0 in the padding). In parallel over rows (inline inside a pool task).
+template <class T>
+void im2col(const T* x, const ConvGeometry& g, T* col);
+
+// A product's tiles into Y's planes (rows are output channels, `positions` apart), plus each
+// channel's bias; Y f32 or bf16.
+struct ChannelBiasWriter {
+    void* y;
+    bool bf16_out;
+    int64_t positions;
+    const float* bias;  // per output channel of this group, or null
+    static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc, int64_t ld);
+};
+
+}  // namespace infer::cpu
