@@ -58,6 +58,39 @@ std::vector<Case> fused_cases() {
         c.push_back(fused);
     }
 
+    // FusedConv: activation(Conv(X, W, B) + Z), Z a residual of Y's shape.
+    struct ConvSpec { Shape x, w; bool bias, residual, relu; int64_t group, stride, pad; };
+    for (const auto& s : std::vector<ConvSpec>{{{1, 3, 7, 8}, {5, 3, 3, 3}, true, true, true, 1, 1, 1},
+                                               {{2, 8, 6, 6}, {16, 8, 1, 1}, false, true, false, 1, 1, 0},   // 1x1, direct
+                                               {{1, 16, 10, 10}, {24, 16, 3, 3}, true, false, true, 1, 2, 1},
+                                               {{1, 4, 6, 7}, {4, 1, 3, 3}, true, true, true, 4, 1, 1}}) {  // depthwise
+        const int64_t oh = (s.x[2] + 2 * s.pad - s.w[2]) / s.stride + 1, ow = (s.x[3] + 2 * s.pad - s.w[3]) / s.stride + 1;
+        std::vector<InputSpec> inputs{x("X", s.x), x("W", s.w)};
+        if (s.bias) inputs.push_back(x("B", {s.w[0]}));
+        if (s.residual) inputs.push_back(x("Z", {s.x[0], s.w[0], oh, ow}));
+        infer::Attributes attrs;
+        attrs.set("strides", std::vector<int64_t>{s.stride, s.stride});
+        attrs.set("pads", std::vector<int64_t>{s.pad, s.pad, s.pad, s.pad});
+        if (s.group != 1) attrs.set("group", s.group);
+        if (s.relu) attrs.set("activation", std::string("Relu"));
+        std::vector<Operand> operands{arg(0), arg(1), s.bias ? arg(2) : absent()};
+        if (s.residual) operands.push_back(arg(s.bias ? 3 : 2));
+        Case fused{"FusedConv",
+                   s.x.to_string() + " W " + s.w.to_string() + (s.bias ? " bias" : "") + (s.residual ? " residual" : "") +
+                       (s.relu ? " Relu" : "") + " group " + std::to_string(s.group),
+                   inputs, node("FusedConv", attrs, operands), [s](const auto& v, DType) {
+                       ref::Window window;
+                       window.strides = {s.stride, s.stride};
+                       window.pads = {s.pad, s.pad, s.pad, s.pad};
+                       RefTensor y = ref::conv(v[0], v[1], s.bias ? &v[2] : nullptr, window, s.group);
+                       if (s.residual) y = ref::binary(y, v[s.bias ? 3 : 2], [](double a, double b) { return a + b; });
+                       if (s.relu) y = ref::unary(y, [](double t) { return t > 0 ? t : 0.0; });
+                       return std::vector{y};
+                   }};
+        fused.accumulates = true;
+        c.push_back(fused);
+    }
+
     // AddLayerNormalization: LayerNorm(X + Skip) over the last axis, and the sum.
     struct NormSpec { Shape x, skip; bool bias; size_t outputs; };
     for (const auto& s : std::vector<NormSpec>{{{2, 3, 17}, {2, 3, 17}, true, 1},

@@ -367,3 +367,45 @@ TEST_CASE("AddLayerNormalization with a Skip or y_dtype outside the folded form 
     CHECK(y.dtype() == DType::f16);  // as y_dtype asks
     for (const float v : y.to_vector<float>()) CHECK(std::isfinite(v));
 }
+
+namespace {
+
+// A ResNet block on x [batch, 4, 6, 6]: Conv → Relu → Conv → + x → Relu, and a Conv whose Add
+// broadcasts a per-channel row (no residual: only the ReLU after it may fuse, and it reads the
+// Add). With `block_fusion`, every intermediate value is also a graph output, which keeps each
+// node as it is: the unfused results to compare with.
+Graph resnet_block(bool block_fusion) {
+    GraphBuilder b;
+    auto x = b.input("x", DType::f32, {kDynamic, 4, 6, 6});
+    const Attributes pad1{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+    auto c1 = b.op1("Conv", {x, b.constant(ramp({4, 4, 3, 3}, 0.013f, -0.9f)), b.constant(ramp({4}, 0.3f, -0.5f))}, pad1);
+    auto r1 = b.relu(c1);
+    auto c2 = b.op1("Conv", {r1, b.constant(ramp({4, 4, 3, 3}, -0.011f, 0.7f))}, pad1);
+    auto sum = b.add(c2, x);
+    b.output("y", b.relu(sum));
+    auto c3 = b.op1("Conv", {x, b.constant(ramp({4, 4, 1, 1}, 0.05f, -0.4f))});
+    b.output("z", b.relu(b.add(c3, b.constant(ramp({1, 4, 1, 1}, 0.5f, -1.0f)))));
+    if (block_fusion)
+        for (const auto& [name, value] : std::vector<std::pair<std::string, Value>>{{"c1", c1}, {"c2", c2}, {"sum", sum}, {"c3", c3}})
+            b.output(name, value);
+    return b.build();
+}
+
+}  // namespace
+
+TEST_CASE("Conv with its residual Add and Relu becomes one FusedConv with the same results", "[fusion]") {
+    Session fused(resnet_block(false)), plain(resnet_block(true));
+    for (const int64_t batch : {1, 3}) {
+        const Batch input{{"x", ramp({batch, 4, 6, 6}, 0.017f, -2.3f)}};
+        const Batch got = fused.run(input), want = plain.run(input);
+        CHECK(count_op(fused.placement(), "FusedConv") == 2);  // Conv+Relu, Conv+Add+Relu
+        CHECK(count_op(fused.placement(), "Conv") == 1);       // c3: its Add broadcasts a row
+        CHECK(count_op(fused.placement(), "Add") == 1);
+        CHECK(count_op(plain.placement(), "FusedConv") == 0);
+        for (const char* name : {"y", "z"}) {
+            const std::vector<float> a = got[name].to_vector<float>(), e = want[name].to_vector<float>();
+            REQUIRE(a.size() == e.size());
+            for (size_t i = 0; i < a.size(); ++i) CHECK(a[i] == Approx(e[i]).margin(1e-5));
+        }
+    }
+}

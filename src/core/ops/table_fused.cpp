@@ -23,6 +23,23 @@ std::vector<Shape> shape_fused_matmul(const InferenceContext& ctx) {
     return shape_matmul(ctx);
 }
 
+// FusedConv(X, W, B?, Z?), Conv's attributes, activation "" | "Relu": activation(Conv(X, W, B) + Z),
+// Z of Y's shape (a residual branch). What a CNN's Conv → Add → Relu chains compute, in the
+// convolution's epilogue.
+std::vector<Shape> shape_fused_conv(const InferenceContext& ctx) {
+    check_same_dtypes(ctx, 0);
+    const std::string activation = ctx.attrs().get_string("activation", "");
+    if (activation != "" && activation != "Relu") ctx.fail("activation must be empty or Relu, got '" + activation + "'");
+    std::vector<Shape> y = shape_conv(ctx);
+    if (!ctx.has_input(3)) return y;
+    const Shape& z = ctx.shape(3);
+    bool same = z.rank() == y[0].rank();
+    for (size_t i = 0; same && i < z.rank(); ++i)  // a dimension unknown until run time matches any
+        same = z[i] == y[0][i] || z[i] == kDynamic || y[0][i] == kDynamic;
+    if (!same) ctx.fail("Z must have the output's shape " + y[0].to_string() + ", got " + z.to_string());
+    return y;
+}
+
 // MatMulIntegerToFloat(A[..., M, K] u8/i8, B[..., K, N] u8/i8 (batch dims broadcast as
 // MatMul's), scale [] or [N] f32, A's zero point?,
 // B's zero point? ([] or [N]), bias[N] f32?, Y's scale? ([] f32), Y's zero point? ([] u8/i8)):
@@ -175,6 +192,7 @@ std::vector<OpSchema> fused_op_schemas() {
         // name, inputs min/max, outputs min/max, kernel dtype input, dtype rule, shapes,
         // host inputs
         {"FusedMatMul", 2, 3, 1, 1, 0, same, shape_fused_matmul, 0, kFusedLow},
+        {"FusedConv", 2, 4, 1, 1, 0, same, shape_fused_conv, 0, kFusedLow},
         // FusedMatMul's int8 form (precision = int8): the same inputs, the f32 weight quantized
         // by the backend when it compiles the node, A quantized per row at run time.
         {"QuantizedMatMul", 2, 3, 1, 1, 0, same, shape_fused_matmul, 0, kFusedF32},

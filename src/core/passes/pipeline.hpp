@@ -57,6 +57,8 @@ void fuse_gelu(Rewriter& rewriter, const PassContext& context);
 void fuse_attention(Rewriter& rewriter, const PassContext& context);
 // MatMul by a weight, + bias, + Gelu/Relu (fuse_matmul.cpp).
 void fuse_matmul_epilogue(Rewriter& rewriter, const PassContext& context);
+// Conv + residual Add + Relu (fuse_conv.cpp).
+void fuse_conv_epilogue(Rewriter& rewriter, const PassContext& context);
 // Residual Add + LayerNormalization (fuse_add_layer_norm.cpp).
 void fuse_add_layer_norm(Rewriter& rewriter, const PassContext& context);
 // Products by a weight to QuantizedMatMul at precision int8 (quantize_products.cpp).

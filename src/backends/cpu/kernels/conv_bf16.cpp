@@ -2,7 +2,8 @@
 // or the input itself for a 1x1 kernel) packed into pairs of rows and multiplied by the weight
 // on the vdpbf16ps kernel (packed_float_gemm.hpp), which reads each output channel's weights in
 // place as its row of A: twice the f32 kernel's work per instruction, and the input and weight
-// never widened. Each tile gets its channel's bias and is narrowed to bf16 as it is written.
+// never widened. Each tile gets its channel's bias (and FusedConv's residual and ReLU) and is
+// narrowed to bf16 as it is written.
 // Depthwise convolutions and CPUs without AVX512_BF16 keep the kernel registered before (f32 at
 // the boundary).
 #include "backends/cpu/kernels/conv_columns.hpp"
@@ -19,7 +20,9 @@ namespace {
 class Bf16Conv final : public CompiledKernel {
 public:
     Bf16Conv(const CompileContext& c, std::unique_ptr<CompiledKernel> fallback)
-        : group_(c.node().attributes->get_int("group", 1)), fallback_(std::move(fallback)) {}
+        : group_(c.node().attributes->get_int("group", 1)),
+          relu_(c.node().attributes->get_string("activation", "") == "Relu"),
+          fallback_(std::move(fallback)) {}
 
     size_t workspace_bytes() const override { return fallback_->workspace_bytes(); }
 
@@ -56,13 +59,15 @@ public:
         const auto* px = static_cast<const uint16_t*>(x.raw_data());
         const auto* pw = static_cast<const uint16_t*>(w.raw_data());
         auto* py = static_cast<uint16_t*>(y.raw_data());
+        const auto* residual = ctx.has_input(3) ? static_cast<const uint16_t*>(ctx.input(3).raw_data()) : nullptr;
         for (int64_t n = 0; n < images; ++n) {
             for (int64_t grp = 0; grp < group_; ++grp) {
                 const uint16_t* in = px + (n * group_ + grp) * g.channels * g.input_size;
                 if (!direct) im2col(in, g, columns);
                 pack_bf16_pairs(layout, direct ? in : columns, g.positions, false, packed);
-                ChannelBiasWriter writer{py + (n * out_channels + grp * group_out) * g.positions, true, g.positions,
-                                         bias ? bias + grp * group_out : nullptr};
+                const int64_t plane = (n * out_channels + grp * group_out) * g.positions;
+                ChannelBiasWriter writer{py + plane, true, g.positions, bias ? bias + grp * group_out : nullptr,
+                                         residual ? residual + plane : nullptr, relu_};
                 gemm_packed_float(layout, packed, pw + grp * group_out * k, k, group_out, &ChannelBiasWriter::tile,
                                   &writer);
             }
@@ -71,20 +76,23 @@ public:
 
 private:
     int64_t group_;
+    bool relu_;
     std::unique_ptr<CompiledKernel> fallback_;
 };
 
 }  // namespace
 
-void register_bf16_conv_kernel(KernelRegistry& registry) {
-    const KernelFactory previous = *registry.find("Conv", DType::bf16);
-    registry.add_compiled("Conv", DType::bf16, [previous](const CompileContext& c) -> std::unique_ptr<CompiledKernel> {
+void register_bf16_conv_kernel(KernelRegistry& registry, const std::string& op) {
+    const KernelFactory previous = *registry.find(op, DType::bf16);
+    registry.add_compiled(op, DType::bf16, [previous](const CompileContext& c) -> std::unique_ptr<CompiledKernel> {
         const NodeSignature& node = c.node();
         const bool all_bf16 = node.input_dtypes[0] == DType::bf16 && node.input_dtypes[1] == DType::bf16 &&
                               node.output_dtypes[0] == DType::bf16;
         const bool bias_ok = node.input_dtypes.size() < 3 || !node.inputs_present[2] ||
                              node.input_dtypes[2] == DType::bf16 || node.input_dtypes[2] == DType::f32;
-        if (all_bf16 && bias_ok && bf16_gemm_kernel() == FloatGemmKernel::avx512_bf16)
+        const bool residual_ok = node.input_dtypes.size() < 4 || !node.inputs_present[3] ||
+                                 node.input_dtypes[3] == DType::bf16;
+        if (all_bf16 && bias_ok && residual_ok && bf16_gemm_kernel() == FloatGemmKernel::avx512_bf16)
             return std::make_unique<Bf16Conv>(c, previous(c));
         return previous(c);
     });

@@ -7,6 +7,7 @@
 #include "core/ops/shapes_neural.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace infer::cpu {
 
@@ -101,8 +102,38 @@ void ChannelBiasWriter::tile(void* self, int64_t row0, int64_t rows, int64_t col
         float* out = w.bf16_out ? narrowed : static_cast<float*>(w.y) + at;
         const float* from = acc + r * ld;
         for (int64_t c = 0; c < cols; ++c) out[c] = from[c] + b;
+        if (w.residual && w.bf16_out) {
+            const uint16_t* z = static_cast<const uint16_t*>(w.residual) + at;
+            for (int64_t c = 0; c < cols; ++c) {
+                const uint32_t bits = uint32_t{z[c]} << 16;
+                float value;
+                std::memcpy(&value, &bits, sizeof value);
+                out[c] += value;
+            }
+        } else if (w.residual) {
+            const float* z = static_cast<const float*>(w.residual) + at;
+            for (int64_t c = 0; c < cols; ++c) out[c] += z[c];
+        }
+        if (w.relu)
+            for (int64_t c = 0; c < cols; ++c) out[c] = std::max(out[c], 0.0f);
         if (w.bf16_out) float_to_bfloat16(narrowed, static_cast<uint16_t*>(w.y) + at, static_cast<size_t>(cols));
     }
+}
+
+void finish_conv_planes(float* y, const float* bias, const float* residual, bool relu, int64_t planes, int64_t channels,
+                        int64_t positions) {
+    if (!bias && !residual && !relu) return;
+    parallel_for(planes, grain_for(positions), [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p) {
+            const float b = bias ? bias[p % channels] : 0.0f;
+            float* plane = y + p * positions;
+            const float* z = residual ? residual + p * positions : nullptr;
+            for (int64_t i = 0; i < positions; ++i) {
+                float v = plane[i] + b + (z ? z[i] : 0.0f);
+                plane[i] = relu ? std::max(v, 0.0f) : v;
+            }
+        }
+    });
 }
 
 }  // namespace infer::cpu

@@ -31,14 +31,22 @@ bool reads_input_directly(const ConvGeometry& g);
 template <class T>
 void im2col(const T* x, const ConvGeometry& g, T* col);
 
-// A product's tiles into Y's planes (rows are output channels, `positions` apart), plus each
-// channel's bias; Y f32 or bf16.
+// A product's tiles into Y's planes (rows are output channels, `positions` apart): plus each
+// channel's bias, plus the residual Z (FusedConv; Y's layout and dtype), then the ReLU when
+// asked; Y f32 or bf16.
 struct ChannelBiasWriter {
     void* y;
     bool bf16_out;
     int64_t positions;
-    const float* bias;  // per output channel of this group, or null
+    const float* bias;         // per output channel of this group, or null
+    const void* residual;      // Z where Y's planes start, or null
+    bool relu;
     static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc, int64_t ld);
 };
+
+// The same after a product that wrote Y alone (sgemm, depthwise): y = act(y + bias + Z) over
+// `planes` planes of `positions`, channel p % channels; f32.
+void finish_conv_planes(float* y, const float* bias, const float* residual, bool relu, int64_t planes, int64_t channels,
+                        int64_t positions);
 
 }  // namespace infer::cpu

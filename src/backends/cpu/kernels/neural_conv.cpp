@@ -55,10 +55,10 @@ void depthwise(const float* x, const float* w, const ConvGeometry& g, int64_t im
 }
 
 // One product per image and group: weights [M/group, C/group * taps] x columns, on our own f32
-// kernel (the columns read in place, each output channel's bias added per tile) where the CPU
-// has one, else sgemm. Returns whether the bias was added.
-bool grouped_gemm(const KernelContext& ctx, const float* x, const float* w, const float* bias, const ConvGeometry& g,
-                  int64_t images, int64_t out_channels, int64_t group, float* y) {
+// kernel (the columns read in place; bias, residual and ReLU per tile) where the CPU has one,
+// else sgemm. Returns whether the tiles were finished (bias, residual, ReLU) already.
+bool grouped_gemm(const KernelContext& ctx, const float* x, const float* w, const ChannelBiasWriter& finish,
+                  const ConvGeometry& g, int64_t images, int64_t out_channels, int64_t group, float* y) {
     const int64_t group_out = out_channels / group, rows = g.channels * g.taps;
     const bool direct = reads_input_directly(g);
     auto* col =
@@ -69,13 +69,16 @@ bool grouped_gemm(const KernelContext& ctx, const float* x, const float* w, cons
         for (int64_t k = 0; k < group; ++k) {
             const float* in = x + (n * group + k) * g.channels * g.input_size;
             if (!direct) im2col(in, g, col);
-            float* out = y + (n * out_channels + k * group_out) * g.positions;
+            const int64_t plane = (n * out_channels + k * group_out) * g.positions;
             if (kernel == FloatGemmKernel::blas) {
                 sgemm(false, false, group_out, g.positions, rows, 1.0f, w + k * group_out * rows, rows,
-                      direct ? in : col, g.positions, 0.0f, out, g.positions);
+                      direct ? in : col, g.positions, 0.0f, y + plane, g.positions);
                 continue;
             }
-            ChannelBiasWriter writer{out, false, g.positions, bias ? bias + k * group_out : nullptr};
+            ChannelBiasWriter writer = finish;
+            writer.y = y + plane;
+            if (finish.bias) writer.bias = finish.bias + k * group_out;
+            if (finish.residual) writer.residual = static_cast<const float*>(finish.residual) + plane;
             gemm_packed_float(layout, direct ? in : col, w + k * group_out * rows, rows, group_out,
                               &ChannelBiasWriter::tile, &writer);
         }
@@ -83,6 +86,7 @@ bool grouped_gemm(const KernelContext& ctx, const float* x, const float* w, cons
     return kernel != FloatGemmKernel::blas;
 }
 
+// Conv, and FusedConv: act(Conv(X, W, B) + Z).
 void conv_kernel(KernelContext& ctx) {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
@@ -93,30 +97,28 @@ void conv_kernel(KernelContext& ctx) {
     const int64_t images = x.shape()[0], out_channels = w.shape()[0];
     float* py = y.data<float>();
     if (y.numel() == 0) return;
+    const float* bias = ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr;
+    const float* residual = ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr;
+    const bool relu = ctx.attrs().get_string("activation", "") == "Relu";
+    bool finished = false;
     if (g.channels == 0)
         std::memset(py, 0, y.nbytes());  // no taps: sgemm would leave the output unwritten
     else if (g.channels == 1 && group > 1 && g.axes.size() == 2)
         depthwise(x.data<float>(), w.data<float>(), g, images, out_channels, out_channels / group,
                   py);
-    else if (grouped_gemm(ctx, x.data<float>(), w.data<float>(), ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr,
-                          g, images, out_channels, group, py))
-        return;
-    if (!ctx.has_input(2)) return;
-    const float* bias = ctx.input(2).data<float>();
-    parallel_for(images * out_channels, grain_for(g.positions), [&](int64_t begin, int64_t end) {
-        for (int64_t p = begin; p < end; ++p) {
-            const float b = bias[p % out_channels];
-            float* plane = py + p * g.positions;
-            for (int64_t i = 0; i < g.positions; ++i) plane[i] += b;
-        }
-    });
+    else
+        finished = grouped_gemm(ctx, x.data<float>(), w.data<float>(), {py, false, g.positions, bias, residual, relu}, g,
+                                images, out_channels, group, py);
+    if (!finished) finish_conv_planes(py, bias, residual, relu, images * out_channels, out_channels, g.positions);
 }
 
 }  // namespace
 
 void register_conv_kernels(KernelRegistry& r) {
-    add_floating(r, "Conv", conv_kernel);
-    register_bf16_conv_kernel(r);
+    for (const char* op : {"Conv", "FusedConv"}) {
+        add_floating(r, op, conv_kernel);
+        register_bf16_conv_kernel(r, op);
+    }
 }
 
 }  // namespace infer::cpu

@@ -1,0 +1,59 @@
+// Conv, then + Z (a residual branch of the output's shape), then Relu: one FusedConv, which adds
+// Z and applies the ReLU while each tile of the product is in cache, where a ResNet otherwise
+// reads and writes every block's output twice more (an Add and a Relu per block). Either step
+// alone fuses too; a Conv with nothing to absorb stays as it is. Backends without FusedConv
+// (CUDA) keep the chain.
+#include "core/ops/op_schema.hpp"
+#include "core/passes/pattern.hpp"
+#include "core/passes/pipeline.hpp"
+
+namespace infer::detail {
+
+namespace {
+
+// Whether `z` is known to have the shape of `y`: the same dims, a dynamic one only where both
+// have it (the batch, which a residual shares with its block's output).
+bool same_shape(const Pattern& p, int y, int z) {
+    if (!p.type(y).shape || !p.type(z).shape) return false;
+    const Shape& a = *p.type(y).shape;
+    const Shape& b = *p.type(z).shape;
+    if (a.rank() != b.rank() || a.rank() == 0) return false;
+    for (size_t i = 0; i < a.rank(); ++i)
+        if (a[i] != b[i] || (a[i] == kDynamic && i != 0)) return false;
+    return true;
+}
+
+}  // namespace
+
+void fuse_conv_epilogue(Rewriter& rewriter, const PassContext& context) {
+    if (!context.target_runs("FusedConv")) return;
+    const OpId conv = op_id("Conv"), add = op_id("Add"), relu = op_id("Relu");
+    const Pattern p(rewriter);
+    for (size_t n = 0; n < p.graph().nodes.size(); ++n) {
+        const int c = static_cast<int>(n);
+        if (!p.is(c, conv)) continue;
+        std::vector<int> nodes{c};
+        std::vector<int> inputs = p.node(c).inputs;
+        inputs.resize(3, -1);  // X, W, B (absent: -1)
+        int result = p.node(c).outputs[0];
+        if (const int a = p.sole_reader(result, add); a >= 0) {
+            const int z = Pattern::other_input(p.node(a), result);
+            if (z != result && same_shape(p, result, z)) {
+                nodes.push_back(a);
+                inputs.push_back(z);
+                result = p.node(a).outputs[0];
+            }
+        }
+        Attributes attributes = p.node(c).attributes;
+        if (const int r = p.sole_reader(result, relu); r >= 0) {
+            nodes.push_back(r);
+            attributes.set("activation", std::string("Relu"));
+            result = p.node(r).outputs[0];
+        }
+        if (nodes.size() == 1) continue;
+        while (inputs.back() < 0) inputs.pop_back();  // no absent input at the end
+        rewriter.replace(nodes, NodeIR{"FusedConv", p.node(nodes.back()).name, inputs, {result}, attributes});
+    }
+}
+
+}  // namespace infer::detail
