@@ -11,8 +11,8 @@ std::vector<Case> fused_cases() {
     // FusedMatMul: activation(A·B + bias), B a [K, N] weight.
     // `weights`: B (and the bias, unless `input_bias`) are constants, as a model's are, so the
     // CPU's own kernels (packed_float_gemm.hpp; f32 from 9 rows on) run: every tail of their
-    // 6-row tiles, 16-column panels and 64-column tiles, odd K (bf16 pairs), and one product
-    // large enough to be split between threads.
+    // 6-row tiles, 16-column panels and 64-column tiles, odd K (bf16 pairs), K in more than one
+    // block (256 f32, 512 bf16 values), and one product large enough to be split between threads.
     struct MatMulSpec { Shape a; int64_t n; bool bias; std::string activation; bool weights = false, input_bias = false; };
     for (const auto& s : std::vector<MatMulSpec>{{{1, 3}, 5, true, "", true},
                                                  {{9, 17}, 70, true, "Gelu", true},
@@ -22,6 +22,7 @@ std::vector<Case> fused_cases() {
                                                  {{1, 96}, 33, true, "GeluTanh", true},
                                                  {{3, 40, 31}, 48, true, "Relu", true},
                                                  {{64, 96}, 200, true, "Gelu", true},
+                                                 {{20, 300}, 40, true, "Relu", true},  // K in two blocks (f32)
                                                  {{3, 4}, 5, true, ""},
                                                  {{2, 3, 17}, 9, true, "Gelu"},
                                                  {{2, 3, 17}, 9, true, "Relu"},

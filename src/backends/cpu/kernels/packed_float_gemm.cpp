@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace infer::cpu {
 
@@ -54,12 +55,13 @@ bool wanted_kernel(FloatGemmKernel& wanted) {
 // through a mask (nothing past B's row is touched; its missing columns add zeros).
 template <int R, int P>
 __attribute__((target("avx512f"))) void tile_f32_avx512(const float* a, int64_t lda, const float* b, int64_t ldb,
-                                                         int64_t steps, int tail, float* acc) {
+                                                         int64_t steps, int tail, bool accumulate, float* acc) {
     __m512 sum[R][P];
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
-        for (int p = 0; p < P; ++p) sum[r][p] = _mm512_setzero_ps();
+        for (int p = 0; p < P; ++p)
+            sum[r][p] = accumulate ? _mm512_loadu_ps(acc + r * kFloatTileColumns + p * kPanel) : _mm512_setzero_ps();
     const __mmask16 last = static_cast<__mmask16>((1u << tail) - 1u);
     for (int64_t k = 0; k < steps; ++k) {
         __m512 w[P];
@@ -98,12 +100,14 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"), always_inline)) inline voi
 
 template <int R, int P>
 __attribute__((target("avx512f,avx512bw,avx512bf16"))) void tile_bf16(const uint16_t* a, int64_t lda, const uint16_t* b,
-                                                                       int64_t panel_elements, int64_t k, float* acc) {
+                                                                       int64_t panel_elements, int64_t k, bool accumulate,
+                                                                       float* acc) {
     __m512 sum[R][P];
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
-        for (int p = 0; p < P; ++p) sum[r][p] = _mm512_setzero_ps();
+        for (int p = 0; p < P; ++p)
+            sum[r][p] = accumulate ? _mm512_loadu_ps(acc + r * kFloatTileColumns + p * kPanel) : _mm512_setzero_ps();
     const int64_t pairs = k / 2;
     uint32_t pair[R];
     for (int64_t g = 0; g < pairs; ++g) {
@@ -125,10 +129,13 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) void tile_bf16(const uint
 // of fewer than 16 columns (`tail`) is read through masks.
 template <int R>
 __attribute__((target("avx2,fma"))) void tile_f32_avx2(const float* a, int64_t lda, const float* b, int64_t ldb,
-                                                        int64_t steps, int tail, float* acc) {
+                                                        int64_t steps, int tail, bool accumulate, float* acc) {
     __m256 lo[R], hi[R];
 #pragma GCC unroll 6
-    for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
+    for (int r = 0; r < R; ++r) {
+        lo[r] = accumulate ? _mm256_loadu_ps(acc + r * kFloatTileColumns) : _mm256_setzero_ps();
+        hi[r] = accumulate ? _mm256_loadu_ps(acc + r * kFloatTileColumns + 8) : _mm256_setzero_ps();
+    }
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i mask_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail), lane);
     const __m256i mask_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail - 8), lane);
@@ -176,35 +183,42 @@ template <int R, int P>
 struct F32Avx2 {
     static constexpr auto fn = &tile_f32_avx2<R>;
 };
-using F32TileFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, int, float*);
-using Bf16TileFn = void (*)(const uint16_t*, int64_t, const uint16_t*, int64_t, int64_t, float*);
-using F32Avx2Fn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, int, float*);
+using F32TileFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, int, bool, float*);
+using Bf16TileFn = void (*)(const uint16_t*, int64_t, const uint16_t*, int64_t, int64_t, bool, float*);
+using F32Avx2Fn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, int, bool, float*);
 
-// One tile: rows of A from `a` (row0 applied) by `cols` columns of B from `b` (its first column
-// applied).
-void run_tile(const PackedFloatLayout& l, const void* b, const void* a, int64_t lda, int rows, int64_t cols, float* acc) {
+// One tile: rows of A from `a` (row0 and the first K step applied) by `cols` columns of B from
+// `b` (its first column and K step applied), over `k` values of K; `accumulate`: onto the sums
+// in `acc` from earlier K blocks, else from zero.
+void run_tile(const PackedFloatLayout& l, const void* b, const void* a, int64_t lda, int rows, int64_t cols, int64_t k,
+              bool accumulate, float* acc) {
     const int panels = static_cast<int>(ceil_div(cols, kPanel));
     const int tail = static_cast<int>(cols - (panels - 1) * kPanel);
     switch (l.kernel) {
         case FloatGemmKernel::avx512:
             pick<F32TileFn, F32Avx512>(rows, panels)(static_cast<const float*>(a), lda, static_cast<const float*>(b),
-                                                     l.row_step, l.steps, tail, acc);
+                                                     l.row_step, k, tail, accumulate, acc);
             return;
         case FloatGemmKernel::avx512_bf16:
             pick<Bf16TileFn, Bf16Avx512>(rows, panels)(static_cast<const uint16_t*>(a), lda,
-                                                       static_cast<const uint16_t*>(b), l.panel_step, l.k, acc);
+                                                       static_cast<const uint16_t*>(b), l.panel_step, k, accumulate, acc);
             return;
         case FloatGemmKernel::avx2: {
             const F32Avx2Fn fn = pick<F32Avx2Fn, F32Avx2>(rows, 1);
             for (int p = 0; p < panels; ++p)
-                fn(static_cast<const float*>(a), lda, static_cast<const float*>(b) + p * kPanel, l.row_step, l.steps,
-                   p + 1 < panels ? static_cast<int>(kPanel) : tail, acc + p * kPanel);
+                fn(static_cast<const float*>(a), lda, static_cast<const float*>(b) + p * kPanel, l.row_step, k,
+                   p + 1 < panels ? static_cast<int>(kPanel) : tail, accumulate, acc + p * kPanel);
             return;
         }
         case FloatGemmKernel::blas: break;
     }
     throw Unsupported("packed float product: no kernel of our own for " + std::string(float_gemm_kernel_name(l.kernel)));
 }
+
+// K values per block: one tile of B (64 columns) over a block is 64 KB, which stays in L2 while
+// every row of the block passes under it. Without blocking, a long K (BERT's FFN output, 3072)
+// made that tile 768 KB, and A's rows streaming through L2 pushed it out for every row tile.
+constexpr int64_t kKBlockBytes = 64 * 1024;
 
 }  // namespace
 
@@ -324,20 +338,30 @@ void gemm_packed_float(const PackedFloatLayout& l, const void* b, const void* a,
     const GemmGrid grid = choose_gemm_grid(m, l.n, tasks);
     // Each block sweeps its columns a tile of panels at a time, its rows passing under each tile
     // of B while that stays in cache.
+    const int64_t k_block = std::max<int64_t>(2, kKBlockBytes / (kFloatTileColumns * static_cast<int64_t>(element)) / 2 * 2);
     parallel_for(grid.blocks(), 1, [&](int64_t begin, int64_t end) {
-        alignas(64) float acc[kFloatTileRows * kFloatTileColumns];
+        // The block's sums for one tile of columns while K blocks add into them (bounded by m).
+        thread_local std::vector<float> sums;
         for (int64_t block = begin; block < end; ++block) {
             const int64_t row_begin = (block / grid.col_blocks) * grid.block_rows;
             const int64_t row_end = std::min(m, row_begin + grid.block_rows);
             const int64_t col_begin = (block % grid.col_blocks) * grid.block_cols;
             const int64_t col_end = std::min(l.n, col_begin + grid.block_cols);
+            const int64_t row_tiles = ceil_div(row_end - row_begin, kFloatTileRows);
+            sums.resize(static_cast<size_t>(row_tiles * kFloatTileRows * kFloatTileColumns));
             for (int64_t col0 = col_begin; col0 < col_end; col0 += kFloatTileColumns) {
                 const int64_t cols = std::min(kFloatTileColumns, col_end - col0);
-                const char* b = b_bytes + (col0 / kPanel) * l.panel_step * element;
-                for (int64_t row0 = row_begin; row0 < row_end; row0 += kFloatTileRows) {
-                    const int rows = static_cast<int>(std::min(kFloatTileRows, row_end - row0));
-                    run_tile(l, b, a_bytes + row0 * lda * element, lda, rows, cols, acc);
-                    epilogue(state, row0, rows, col0, cols, acc, kFloatTileColumns);
+                for (int64_t k0 = 0; k0 < l.k; k0 += k_block) {
+                    const int64_t k_count = std::min(k_block, l.k - k0);
+                    // B's rows k0... of this tile: in place k0 rows down; packed, k0 / 2 pairs down.
+                    const char* b = b_bytes + ((col0 / kPanel) * l.panel_step + (l.packed ? k0 / 2 : k0) * l.row_step) * element;
+                    const bool last = k0 + k_count == l.k;
+                    for (int64_t row0 = row_begin, t = 0; row0 < row_end; row0 += kFloatTileRows, ++t) {
+                        const int rows = static_cast<int>(std::min(kFloatTileRows, row_end - row0));
+                        float* acc = sums.data() + t * kFloatTileRows * kFloatTileColumns;
+                        run_tile(l, b, a_bytes + (row0 * lda + k0) * element, lda, rows, cols, k_count, k0 > 0, acc);
+                        if (last) epilogue(state, row0, rows, col0, cols, acc, kFloatTileColumns);
+                    }
                 }
             }
         }
