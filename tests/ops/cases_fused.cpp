@@ -64,6 +64,7 @@ std::vector<Case> fused_cases() {
     for (const auto& s : std::vector<ConvSpec>{{{1, 3, 7, 8}, {5, 3, 3, 3}, true, true, true, 1, 1, 1},
                                                {{2, 8, 6, 6}, {16, 8, 1, 1}, false, true, false, 1, 1, 0},   // 1x1, direct
                                                {{1, 16, 10, 10}, {24, 16, 3, 3}, true, false, true, 1, 2, 1},
+                                               {{1, 64, 24, 24}, {8, 64, 3, 3}, true, true, true, 1, 1, 1},  // chunks of positions
                                                {{1, 4, 6, 7}, {4, 1, 3, 3}, true, true, true, 4, 1, 1}}) {  // depthwise
         const int64_t oh = (s.x[2] + 2 * s.pad - s.w[2]) / s.stride + 1, ow = (s.x[3] + 2 * s.pad - s.w[3]) / s.stride + 1;
         std::vector<InputSpec> inputs{x("X", s.x), x("W", s.w)};

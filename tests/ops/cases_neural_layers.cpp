@@ -137,6 +137,11 @@ std::vector<Case> neural_layers_cases() {
              {{1, 8, 5, 5}, {33, 8, 1, 1}, true, 1, {}},                                   // 1x1, odd channels
              {{2, 6, 4, 8}, {20, 6, 1, 1}, true, 1, {}},                                   // 1x1, whole 16-wide panels
              {{1, 32, 6, 6}, {8, 32, 3, 3}, true, 1, {{}, {}, {}, {1, 1, 1, 1}}},            // K = 288: two f32 blocks
+             // Columns unfolded a chunk of positions at a time (conv_columns.hpp), chunks starting
+             // inside a line: 9 f32 / 3 bf16 chunks; strided; 1x1 read in two bf16 chunks.
+             {{1, 64, 24, 24}, {8, 64, 3, 3}, true, 1, {{}, {}, {}, {1, 1, 1, 1}}},
+             {{1, 32, 30, 30}, {4, 32, 3, 3}, false, 1, {{}, {2, 2}, {}, {1, 1, 1, 1}}},
+             {{1, 256, 24, 24}, {4, 256, 1, 1}, true, 1, {}},
              {{1, 16, 20, 20}, {24, 16, 3, 3}, true, 1, {{}, {}, {}, {1, 1, 1, 1}}},        // larger
              {{1, 32, 15, 15}, {32, 1, 3, 3}, true, 32, {{}, {2, 2}, {}, {1, 1, 1, 1}}},    // depthwise, strided
              {{1, 2, 4, 5, 3}, {3, 2, 2, 3, 2}, true, 1, {{}, {}, {}, {1, 0, 1, 0, 1, 0}}}}) {  // 3-D

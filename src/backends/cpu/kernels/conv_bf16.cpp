@@ -1,5 +1,6 @@
-// Conv in bf16 where the CPU has AVX512_BF16: per image and group, the columns (im2col in bf16,
-// or the input itself for a 1x1 kernel) packed into pairs of rows and multiplied by the weight
+// Conv in bf16 where the CPU has AVX512_BF16: per image, group and chunk of output positions
+// (conv_columns.hpp), the columns (im2col in bf16, or the input itself for a 1x1 kernel) packed
+// into pairs of rows and multiplied by the weight
 // on the vdpbf16ps kernel (packed_float_gemm.hpp), which reads each output channel's weights in
 // place as its row of A: twice the f32 kernel's work per instruction, and the input and weight
 // never widened. Each tile gets its channel's bias (and FusedConv's residual and ReLU) and is
@@ -10,8 +11,10 @@
 #include "backends/cpu/kernels/half_convert.hpp"
 #include "backends/cpu/kernels/neural_kernels.hpp"
 #include "backends/cpu/kernels/packed_float_gemm.hpp"
+#include "backends/cpu/kernels/parallel.hpp"
 
 #include <memory>
+#include <vector>
 
 namespace infer::cpu {
 
@@ -39,23 +42,17 @@ public:
         const int64_t images = x.shape()[0], out_channels = w.shape()[0], group_out = out_channels / group_;
         const int64_t k = g.channels * g.taps;
         const bool direct = reads_input_directly(g);
-        const PackedFloatLayout layout = packed_float_layout(FloatGemmKernel::avx512_bf16, k, g.positions);
-        // Workspace: the bias in f32, the packed columns, then the columns themselves.
+        const int64_t chunk = column_chunk(g, sizeof(uint16_t)), chunks = (g.positions + chunk - 1) / chunk;
+        // The bias in f32 (workspace).
         const int64_t bias_floats = ctx.has_input(2) ? out_channels : 0;
-        const int64_t packed_offset = (4 * bias_floats + 63) / 64 * 64;
-        const int64_t columns_offset = packed_offset + (2 * packed_elements(layout) + 63) / 64 * 64;
-        auto* memory = static_cast<char*>(ctx.workspace(static_cast<size_t>(columns_offset + (direct ? 0 : 2 * k * g.positions))));
-        float* bias = nullptr;
+        float* bias = bias_floats ? static_cast<float*>(ctx.workspace(static_cast<size_t>(4 * bias_floats))) : nullptr;
         if (bias_floats) {
             const Tensor& b = ctx.input(2);
-            bias = reinterpret_cast<float*>(memory);
             if (b.dtype() == DType::bf16)
                 bfloat16_to_float(static_cast<const uint16_t*>(b.raw_data()), bias, static_cast<size_t>(bias_floats));
             else
                 std::copy_n(b.data<float>(), bias_floats, bias);
         }
-        auto* packed = reinterpret_cast<uint16_t*>(memory + packed_offset);
-        auto* columns = reinterpret_cast<uint16_t*>(memory + columns_offset);
         const auto* px = static_cast<const uint16_t*>(x.raw_data());
         const auto* pw = static_cast<const uint16_t*>(w.raw_data());
         auto* py = static_cast<uint16_t*>(y.raw_data());
@@ -63,13 +60,28 @@ public:
         for (int64_t n = 0; n < images; ++n) {
             for (int64_t grp = 0; grp < group_; ++grp) {
                 const uint16_t* in = px + (n * group_ + grp) * g.channels * g.input_size;
-                if (!direct) im2col(in, g, columns);
-                pack_bf16_pairs(layout, direct ? in : columns, g.positions, false, packed);
                 const int64_t plane = (n * out_channels + grp * group_out) * g.positions;
-                ChannelBiasWriter writer{py + plane, true, g.positions, bias ? bias + grp * group_out : nullptr,
-                                         residual ? residual + plane : nullptr, relu_};
-                gemm_packed_float(layout, packed, pw + grp * group_out * k, k, group_out, &ChannelBiasWriter::tile,
-                                  &writer);
+                // A chunk of output positions at a time, the chunks spread over the threads: its
+                // columns unfolded (or, 1x1, the input's), packed into pairs, multiplied.
+                parallel_for(chunks, 1, [&](int64_t first, int64_t last) {
+                    thread_local std::vector<uint16_t> columns, packed;  // one chunk each
+                    for (int64_t c = first; c < last; ++c) {
+                        const int64_t p0 = c * chunk, p1 = std::min(g.positions, p0 + chunk);
+                        const PackedFloatLayout layout = packed_float_layout(FloatGemmKernel::avx512_bf16, k, p1 - p0);
+                        packed.resize(static_cast<size_t>(packed_elements(layout)));
+                        if (direct) {
+                            pack_bf16_pairs(layout, in + p0, g.positions, false, packed.data());
+                        } else {
+                            columns.resize(static_cast<size_t>(k * chunk));
+                            im2col(in, g, p0, p1, columns.data());
+                            pack_bf16_pairs(layout, columns.data(), p1 - p0, false, packed.data());
+                        }
+                        ChannelBiasWriter writer{py + plane + p0, true, g.positions, bias ? bias + grp * group_out : nullptr,
+                                                 residual ? residual + plane + p0 : nullptr, relu_};
+                        gemm_packed_float(layout, packed.data(), pw + grp * group_out * k, k, group_out,
+                                          &ChannelBiasWriter::tile, &writer);
+                    }
+                });
             }
         }
     }

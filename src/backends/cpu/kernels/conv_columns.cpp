@@ -40,14 +40,15 @@ bool reads_input_directly(const ConvGeometry& g) {
     });
 }
 
-// Output positions are walked a line (the last axis) at a time.
+// Output positions are walked a line (the last axis) at a time, from the line holding p0.
 template <class T>
-void im2col(const T* x, const ConvGeometry& g, T* col) {
+void im2col(const T* x, const ConvGeometry& g, int64_t p0, int64_t p1, T* col) {
     const size_t rank = g.axes.size();
     const SpatialAxis& last = g.axes.back();
-    parallel_for(g.channels * g.taps, grain_for(g.positions), [&](int64_t begin, int64_t end) {
+    const int64_t width = p1 - p0;
+    parallel_for(g.channels * g.taps, grain_for(width), [&](int64_t begin, int64_t end_row) {
         std::vector<int64_t> tap(rank), line(rank - 1);
-        for (int64_t row = begin; row < end; ++row) {
+        for (int64_t row = begin; row < end_row; ++row) {
             for (size_t d = rank, rest = static_cast<size_t>(row % g.taps); d-- > 0;) {
                 tap[d] = static_cast<int64_t>(rest) % g.axes[d].kernel;
                 rest /= static_cast<size_t>(g.axes[d].kernel);
@@ -57,29 +58,37 @@ void im2col(const T* x, const ConvGeometry& g, T* col) {
             // Output positions [first, end) of a line read inside the input line.
             const int64_t first = std::clamp<int64_t>((last.stride - 1 - shift) / last.stride, 0, last.out);
             const int64_t end = std::clamp<int64_t>((last.in - shift + last.stride - 1) / last.stride, first, last.out);
-            T* dst = col + row * g.positions;
-            std::fill(line.begin(), line.end(), 0);
-            for (int64_t start = 0; start < g.positions; start += last.out, dst += last.out) {
+            T* dst = col + row * width;
+            for (int64_t q = p0 / last.out, d = static_cast<int64_t>(rank) - 2; d >= 0; --d) {
+                line[d] = q % g.axes[d].out;
+                q /= g.axes[d].out;
+            }
+            for (int64_t pos = p0; pos < p1;) {
+                // Positions [a, b) of this line.
+                const int64_t a = pos % last.out, b = std::min(last.out, a + (p1 - pos));
                 int64_t offset = 0;  // of the input line, in lines
                 bool inside = true;
                 for (size_t d = 0; d + 1 < rank; ++d) {
-                    const SpatialAxis& a = g.axes[d];
-                    const int64_t i = line[d] * a.stride - a.pad_begin + tap[d] * a.dilation;
-                    inside = inside && i >= 0 && i < a.in;
-                    offset = offset * a.in + i;
+                    const SpatialAxis& axis = g.axes[d];
+                    const int64_t i = line[d] * axis.stride - axis.pad_begin + tap[d] * axis.dilation;
+                    inside = inside && i >= 0 && i < axis.in;
+                    offset = offset * axis.in + i;
                 }
                 if (inside) {
                     // Zeros where the tap reads the padding, a copy (strided or not) between.
                     const T* src = plane + offset * last.in + shift;
-                    std::fill(dst, dst + first, T{0});
+                    const int64_t lo = std::clamp(first, a, b), hi = std::clamp(end, lo, b);
+                    std::fill(dst, dst + (lo - a), T{0});
                     if (last.stride == 1)
-                        std::copy(src + first, src + end, dst + first);
+                        std::copy(src + lo, src + hi, dst + (lo - a));
                     else
-                        for (int64_t o = first; o < end; ++o) dst[o] = src[o * last.stride];
-                    std::fill(dst + end, dst + last.out, T{0});
+                        for (int64_t o = lo; o < hi; ++o) dst[o - a] = src[o * last.stride];
+                    std::fill(dst + (hi - a), dst + (b - a), T{0});
                 } else {
-                    std::fill(dst, dst + last.out, T{0});
+                    std::fill(dst, dst + (b - a), T{0});
                 }
+                dst += b - a;
+                pos += b - a;
                 for (size_t d = rank - 1; d-- > 0;) {
                     if (++line[d] < g.axes[d].out) break;
                     line[d] = 0;
@@ -89,8 +98,14 @@ void im2col(const T* x, const ConvGeometry& g, T* col) {
     });
 }
 
-template void im2col<float>(const float*, const ConvGeometry&, float*);
-template void im2col<uint16_t>(const uint16_t*, const ConvGeometry&, uint16_t*);
+int64_t column_chunk(const ConvGeometry& g, size_t element) {
+    const int64_t rows = std::max<int64_t>(1, g.channels * g.taps);
+    const int64_t fit = kColumnChunkBytes / (rows * static_cast<int64_t>(element)) / kFloatTileColumns * kFloatTileColumns;
+    return std::min(g.positions, std::max(kFloatTileColumns, fit));
+}
+
+template void im2col<float>(const float*, const ConvGeometry&, int64_t, int64_t, float*);
+template void im2col<uint16_t>(const uint16_t*, const ConvGeometry&, int64_t, int64_t, uint16_t*);
 
 void ChannelBiasWriter::tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc,
                              int64_t ld) {

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace infer::cpu {
 
@@ -54,36 +55,55 @@ void depthwise(const float* x, const float* w, const ConvGeometry& g, int64_t im
     });
 }
 
-// One product per image and group: weights [M/group, C/group * taps] x columns, on our own f32
-// kernel (the columns read in place; bias, residual and ReLU per tile) where the CPU has one,
-// else sgemm. Returns whether the tiles were finished (bias, residual, ReLU) already.
+// One product per image and group: weights [M/group, C/group * taps] x columns. On our own f32
+// kernel (bias, residual and ReLU per tile) the columns are unfolded and multiplied a chunk of
+// output positions at a time, the chunks spread over the threads, or read in place for a 1x1
+// kernel; sgemm takes the whole column matrix. Returns whether the tiles were finished (bias,
+// residual, ReLU) already.
 bool grouped_gemm(const KernelContext& ctx, const float* x, const float* w, const ChannelBiasWriter& finish,
                   const ConvGeometry& g, int64_t images, int64_t out_channels, int64_t group, float* y) {
     const int64_t group_out = out_channels / group, rows = g.channels * g.taps;
     const bool direct = reads_input_directly(g);
-    auto* col =
-        direct ? nullptr : static_cast<float*>(ctx.workspace(sizeof(float) * rows * g.positions));
     const FloatGemmKernel kernel = f32_gemm_kernel();
-    const PackedFloatLayout layout = packed_float_layout(kernel, rows, g.positions);
+    const bool blas = kernel == FloatGemmKernel::blas;
+    auto* col = direct || !blas ? nullptr : static_cast<float*>(ctx.workspace(sizeof(float) * rows * g.positions));
+    const int64_t chunk = column_chunk(g, sizeof(float)), chunks = (g.positions + chunk - 1) / chunk;
     for (int64_t n = 0; n < images; ++n) {
         for (int64_t k = 0; k < group; ++k) {
             const float* in = x + (n * group + k) * g.channels * g.input_size;
-            if (!direct) im2col(in, g, col);
+            const float* weights = w + k * group_out * rows;
             const int64_t plane = (n * out_channels + k * group_out) * g.positions;
-            if (kernel == FloatGemmKernel::blas) {
-                sgemm(false, false, group_out, g.positions, rows, 1.0f, w + k * group_out * rows, rows,
-                      direct ? in : col, g.positions, 0.0f, y + plane, g.positions);
+            if (blas) {
+                if (!direct) im2col(in, g, 0, g.positions, col);
+                sgemm(false, false, group_out, g.positions, rows, 1.0f, weights, rows, direct ? in : col, g.positions,
+                      0.0f, y + plane, g.positions);
                 continue;
             }
-            ChannelBiasWriter writer = finish;
-            writer.y = y + plane;
-            if (finish.bias) writer.bias = finish.bias + k * group_out;
-            if (finish.residual) writer.residual = static_cast<const float*>(finish.residual) + plane;
-            gemm_packed_float(layout, direct ? in : col, w + k * group_out * rows, rows, group_out,
-                              &ChannelBiasWriter::tile, &writer);
+            // The tiles of positions [p0, p1) from columns `b` (rows `ldb` apart).
+            const auto multiply = [&](const float* b, int64_t ldb, int64_t p0, int64_t p1) {
+                ChannelBiasWriter writer = finish;
+                writer.y = y + plane + p0;
+                if (finish.bias) writer.bias = finish.bias + k * group_out;
+                if (finish.residual) writer.residual = static_cast<const float*>(finish.residual) + plane + p0;
+                gemm_packed_float(packed_float_layout(kernel, rows, p1 - p0, ldb), b, weights, rows, group_out,
+                                  &ChannelBiasWriter::tile, &writer);
+            };
+            if (direct) {
+                multiply(in, g.positions, 0, g.positions);
+                continue;
+            }
+            parallel_for(chunks, 1, [&](int64_t first, int64_t last) {
+                thread_local std::vector<float> columns;  // one chunk: bounded by kColumnChunkBytes
+                columns.resize(static_cast<size_t>(rows * chunk));
+                for (int64_t c = first; c < last; ++c) {
+                    const int64_t p0 = c * chunk, p1 = std::min(g.positions, p0 + chunk);
+                    im2col(in, g, p0, p1, columns.data());
+                    multiply(columns.data(), p1 - p0, p0, p1);
+                }
+            });
         }
     }
-    return kernel != FloatGemmKernel::blas;
+    return !blas;
 }
 
 // Conv, and FusedConv: act(Conv(X, W, B) + Z).
