@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 namespace infer::cpu {
 
@@ -107,6 +108,34 @@ int64_t column_chunk(const ConvGeometry& g, size_t element) {
 template void im2col<float>(const float*, const ConvGeometry&, int64_t, int64_t, float*);
 template void im2col<uint16_t>(const uint16_t*, const ConvGeometry&, int64_t, int64_t, uint16_t*);
 
+namespace {
+
+// out[c] = act(acc[c] + b + z[c]) in one pass; Z f32, bf16 bits, or none.
+template <class Z, bool Relu>
+void finish_row(const float* acc, float b, const Z* z, float* out, int64_t cols) {
+    for (int64_t c = 0; c < cols; ++c) {
+        float v = acc[c] + b;
+        if constexpr (std::is_same_v<Z, float>) v += z[c];
+        if constexpr (std::is_same_v<Z, uint16_t>) {
+            const uint32_t bits = uint32_t{z[c]} << 16;
+            float widened;
+            std::memcpy(&widened, &bits, sizeof widened);
+            v += widened;
+        }
+        out[c] = Relu ? std::max(v, 0.0f) : v;
+    }
+}
+
+template <class Z>
+void finish_row(const float* acc, float b, const Z* z, bool relu, float* out, int64_t cols) {
+    if (relu)
+        finish_row<Z, true>(acc, b, z, out, cols);
+    else
+        finish_row<Z, false>(acc, b, z, out, cols);
+}
+
+}  // namespace
+
 void ChannelBiasWriter::tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc,
                              int64_t ld) {
     const auto& w = *static_cast<const ChannelBiasWriter*>(self);
@@ -116,21 +145,12 @@ void ChannelBiasWriter::tile(void* self, int64_t row0, int64_t rows, int64_t col
         const int64_t at = (row0 + r) * w.positions + col0;
         float* out = w.bf16_out ? narrowed : static_cast<float*>(w.y) + at;
         const float* from = acc + r * ld;
-        for (int64_t c = 0; c < cols; ++c) out[c] = from[c] + b;
-        if (w.residual && w.bf16_out) {
-            const uint16_t* z = static_cast<const uint16_t*>(w.residual) + at;
-            for (int64_t c = 0; c < cols; ++c) {
-                const uint32_t bits = uint32_t{z[c]} << 16;
-                float value;
-                std::memcpy(&value, &bits, sizeof value);
-                out[c] += value;
-            }
-        } else if (w.residual) {
-            const float* z = static_cast<const float*>(w.residual) + at;
-            for (int64_t c = 0; c < cols; ++c) out[c] += z[c];
-        }
-        if (w.relu)
-            for (int64_t c = 0; c < cols; ++c) out[c] = std::max(out[c], 0.0f);
+        if (!w.residual)
+            finish_row<void>(from, b, nullptr, w.relu, out, cols);
+        else if (w.bf16_out)
+            finish_row(from, b, static_cast<const uint16_t*>(w.residual) + at, w.relu, out, cols);
+        else
+            finish_row(from, b, static_cast<const float*>(w.residual) + at, w.relu, out, cols);
         if (w.bf16_out) float_to_bfloat16(narrowed, static_cast<uint16_t*>(w.y) + at, static_cast<size_t>(cols));
     }
 }
