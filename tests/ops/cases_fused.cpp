@@ -1,6 +1,7 @@
 // Cases for the fused family: each against the chain of ONNX ops it stands for.
 #include "op_case.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ops {
@@ -59,13 +60,15 @@ std::vector<Case> fused_cases() {
         c.push_back(fused);
     }
 
-    // FusedConv: activation(Conv(X, W, B) + Z), Z a residual of Y's shape.
-    struct ConvSpec { Shape x, w; bool bias, residual, relu; int64_t group, stride, pad; };
-    for (const auto& s : std::vector<ConvSpec>{{{1, 3, 7, 8}, {5, 3, 3, 3}, true, true, true, 1, 1, 1},
-                                               {{2, 8, 6, 6}, {16, 8, 1, 1}, false, true, false, 1, 1, 0},   // 1x1, direct
-                                               {{1, 16, 10, 10}, {24, 16, 3, 3}, true, false, true, 1, 2, 1},
-                                               {{1, 64, 24, 24}, {8, 64, 3, 3}, true, true, true, 1, 1, 1},  // chunks of positions
-                                               {{1, 4, 6, 7}, {4, 1, 3, 3}, true, true, true, 4, 1, 1}}) {  // depthwise
+    // FusedConv: activation(Conv(X, W, B) + Z), Z a residual of Y's shape; Clip as ReLU6.
+    struct ConvSpec { Shape x, w; bool bias, residual; std::string activation; int64_t group, stride, pad; };
+    for (const auto& s : std::vector<ConvSpec>{{{1, 3, 7, 8}, {5, 3, 3, 3}, true, true, "Relu", 1, 1, 1},
+                                               {{2, 8, 6, 6}, {16, 8, 1, 1}, false, true, "", 1, 1, 0},   // 1x1, direct
+                                               {{1, 16, 10, 10}, {24, 16, 3, 3}, true, false, "Relu", 1, 2, 1},
+                                               {{1, 64, 24, 24}, {8, 64, 3, 3}, true, true, "Relu", 1, 1, 1},  // chunks
+                                               {{1, 8, 9, 9}, {12, 8, 1, 1}, true, false, "Clip", 1, 1, 0},
+                                               {{1, 6, 7, 7}, {6, 1, 3, 3}, true, false, "Clip", 6, 2, 1},  // depthwise
+                                               {{1, 4, 6, 7}, {4, 1, 3, 3}, true, true, "Relu", 4, 1, 1}}) {  // depthwise
         const int64_t oh = (s.x[2] + 2 * s.pad - s.w[2]) / s.stride + 1, ow = (s.x[3] + 2 * s.pad - s.w[3]) / s.stride + 1;
         std::vector<InputSpec> inputs{x("X", s.x), x("W", s.w)};
         if (s.bias) inputs.push_back(x("B", {s.w[0]}));
@@ -74,19 +77,24 @@ std::vector<Case> fused_cases() {
         attrs.set("strides", std::vector<int64_t>{s.stride, s.stride});
         attrs.set("pads", std::vector<int64_t>{s.pad, s.pad, s.pad, s.pad});
         if (s.group != 1) attrs.set("group", s.group);
-        if (s.relu) attrs.set("activation", std::string("Relu"));
+        if (!s.activation.empty()) attrs.set("activation", s.activation);
+        if (s.activation == "Clip") {
+            attrs.set("clip_min", 0.0f);
+            attrs.set("clip_max", 6.0f);
+        }
         std::vector<Operand> operands{arg(0), arg(1), s.bias ? arg(2) : absent()};
         if (s.residual) operands.push_back(arg(s.bias ? 3 : 2));
         Case fused{"FusedConv",
                    s.x.to_string() + " W " + s.w.to_string() + (s.bias ? " bias" : "") + (s.residual ? " residual" : "") +
-                       (s.relu ? " Relu" : "") + " group " + std::to_string(s.group),
+                       " " + s.activation + " group " + std::to_string(s.group),
                    inputs, node("FusedConv", attrs, operands), [s](const auto& v, DType) {
                        ref::Window window;
                        window.strides = {s.stride, s.stride};
                        window.pads = {s.pad, s.pad, s.pad, s.pad};
                        RefTensor y = ref::conv(v[0], v[1], s.bias ? &v[2] : nullptr, window, s.group);
                        if (s.residual) y = ref::binary(y, v[s.bias ? 3 : 2], [](double a, double b) { return a + b; });
-                       if (s.relu) y = ref::unary(y, [](double t) { return t > 0 ? t : 0.0; });
+                       if (s.activation == "Relu") y = ref::unary(y, [](double t) { return t > 0 ? t : 0.0; });
+                       if (s.activation == "Clip") y = ref::unary(y, [](double t) { return std::clamp(t, 0.0, 6.0); });
                        return std::vector{y};
                    }};
         fused.accumulates = true;

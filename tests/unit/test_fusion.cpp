@@ -409,3 +409,33 @@ TEST_CASE("Conv with its residual Add and Relu becomes one FusedConv with the sa
         }
     }
 }
+
+TEST_CASE("Conv followed by a Clip with constant bounds (ReLU6) becomes one FusedConv", "[fusion]") {
+    const auto build = [](bool block_fusion, bool computed_bound) {
+        GraphBuilder b;
+        auto x = b.input("x", DType::f32, {1, 3, 6, 6});
+        auto c = b.op1("Conv", {x, b.constant(ramp({5, 3, 3, 3}, 0.07f, -0.8f))},
+                       {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+        // A bound the graph computes (here from the input) keeps the Clip a node of its own.
+        auto high = computed_bound ? b.op1("ReduceMax", {x}, {{"keepdims", int64_t{0}}}) : scalar(b, 6.0f);
+        b.output("y", b.op1("Clip", {c, scalar(b, 0.0f), high}));
+        if (block_fusion) b.output("c", c);
+        return b.build();
+    };
+    Session fused(build(false, false)), plain(build(true, false)), computed(build(false, true));
+    const Batch input{{"x", ramp({1, 3, 6, 6}, 0.11f, -0.6f)}};
+    const std::vector<float> got = fused.run(input)["y"].to_vector<float>(), want = plain.run(input)["y"].to_vector<float>();
+    computed.run(input);
+    CHECK(count_op(fused.placement(), "FusedConv") == 1);
+    CHECK(count_op(fused.placement(), "Clip") == 0);
+    CHECK(count_op(computed.placement(), "Clip") == 1);
+    REQUIRE(got.size() == want.size());
+    size_t clipped_high = 0, clipped_low = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+        CHECK(got[i] == Approx(want[i]).margin(1e-5));
+        clipped_high += want[i] == 6.0f;
+        clipped_low += want[i] == 0.0f;
+    }
+    CHECK(clipped_high > 0);  // both bounds are reached, so both are tested
+    CHECK(clipped_low > 0);
+}

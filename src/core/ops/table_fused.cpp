@@ -23,13 +23,18 @@ std::vector<Shape> shape_fused_matmul(const InferenceContext& ctx) {
     return shape_matmul(ctx);
 }
 
-// FusedConv(X, W, B?, Z?), Conv's attributes, activation "" | "Relu": activation(Conv(X, W, B) + Z),
-// Z of Y's shape (a residual branch). What a CNN's Conv → Add → Relu chains compute, in the
+// FusedConv(X, W, B?, Z?), Conv's attributes, activation "" | "Relu" | "Clip" (with clip_min and
+// clip_max, floats, either left out for no bound): activation(Conv(X, W, B) + Z), Z of Y's shape
+// (a residual branch). What a CNN's Conv → Add → Relu (or → Clip: ReLU6) chains compute, in the
 // convolution's epilogue.
 std::vector<Shape> shape_fused_conv(const InferenceContext& ctx) {
     check_same_dtypes(ctx, 0);
     const std::string activation = ctx.attrs().get_string("activation", "");
-    if (activation != "" && activation != "Relu") ctx.fail("activation must be empty or Relu, got '" + activation + "'");
+    if (activation != "" && activation != "Relu" && activation != "Clip")
+        ctx.fail("activation must be empty, Relu or Clip, got '" + activation + "'");
+    if (activation == "Clip" && ctx.attrs().has("clip_min") && ctx.attrs().has("clip_max") &&
+        !(ctx.attrs().get_float("clip_min", 0.0f) <= ctx.attrs().get_float("clip_max", 0.0f)))
+        ctx.fail("clip_min must not exceed clip_max");
     std::vector<Shape> y = shape_conv(ctx);
     if (!ctx.has_input(3)) return y;
     const Shape& z = ctx.shape(3);

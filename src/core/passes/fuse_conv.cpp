@@ -1,11 +1,14 @@
-// Conv, then + Z (a residual branch of the output's shape), then Relu: one FusedConv, which adds
-// Z and applies the ReLU while each tile of the product is in cache, where a ResNet otherwise
-// reads and writes every block's output twice more (an Add and a Relu per block). Either step
-// alone fuses too; a Conv with nothing to absorb stays as it is. Backends without FusedConv
-// (CUDA) keep the chain.
+// Conv, then + Z (a residual branch of the output's shape), then Relu or a Clip with constant
+// bounds (MobileNet's ReLU6): one FusedConv, which adds Z and applies the activation while each
+// tile of the product is in cache, where a ResNet otherwise reads and writes every block's
+// output twice more (an Add and a Relu per block). Either step alone fuses too; a Conv with
+// nothing to absorb stays as it is. Backends without FusedConv (CUDA) keep the chain.
 #include "core/ops/op_schema.hpp"
 #include "core/passes/pattern.hpp"
 #include "core/passes/pipeline.hpp"
+
+#include <optional>
+#include <utility>
 
 namespace infer::detail {
 
@@ -23,11 +26,28 @@ bool same_shape(const Pattern& p, int y, int z) {
     return true;
 }
 
+// A Clip's bounds when each is known: a constant scalar input (opset 11 on), an attribute
+// (before), or left out (no bound). Nothing when a bound is computed.
+std::optional<std::pair<std::optional<double>, std::optional<double>>> clip_bounds(const Pattern& p, const NodeIR& clip) {
+    std::pair<std::optional<double>, std::optional<double>> bounds;
+    for (size_t i = 1; i <= 2; ++i) {
+        std::optional<double>& bound = i == 1 ? bounds.first : bounds.second;
+        const char* attribute = i == 1 ? "min" : "max";
+        if (i < clip.inputs.size() && clip.inputs[i] >= 0) {
+            bound = p.scalar(clip.inputs[i]);
+            if (!bound) return std::nullopt;
+        } else if (clip.attributes.has(attribute)) {
+            bound = clip.attributes.get_float(attribute, 0.0f);
+        }
+    }
+    return bounds;
+}
+
 }  // namespace
 
 void fuse_conv_epilogue(Rewriter& rewriter, const PassContext& context) {
     if (!context.target_runs("FusedConv")) return;
-    const OpId conv = op_id("Conv"), add = op_id("Add"), relu = op_id("Relu");
+    const OpId conv = op_id("Conv"), add = op_id("Add"), relu = op_id("Relu"), clip = op_id("Clip");
     const Pattern p(rewriter);
     for (size_t n = 0; n < p.graph().nodes.size(); ++n) {
         const int c = static_cast<int>(n);
@@ -49,6 +69,14 @@ void fuse_conv_epilogue(Rewriter& rewriter, const PassContext& context) {
             nodes.push_back(r);
             attributes.set("activation", std::string("Relu"));
             result = p.node(r).outputs[0];
+        } else if (const int k = p.sole_reader(result, clip); k >= 0) {
+            if (const auto bounds = clip_bounds(p, p.node(k))) {
+                nodes.push_back(k);
+                attributes.set("activation", std::string("Clip"));
+                if (bounds->first) attributes.set("clip_min", static_cast<float>(*bounds->first));
+                if (bounds->second) attributes.set("clip_max", static_cast<float>(*bounds->second));
+                result = p.node(k).outputs[0];
+            }
         }
         if (nodes.size() == 1) continue;
         while (inputs.back() < 0) inputs.pop_back();  // no absent input at the end

@@ -24,7 +24,7 @@ class Bf16Conv final : public CompiledKernel {
 public:
     Bf16Conv(const CompileContext& c, std::unique_ptr<CompiledKernel> fallback)
         : group_(c.node().attributes->get_int("group", 1)),
-          relu_(c.node().attributes->get_string("activation", "") == "Relu"),
+          activation_(ConvActivation::of(*c.node().attributes)),
           fallback_(std::move(fallback)) {}
 
     size_t workspace_bytes() const override { return fallback_->workspace_bytes(); }
@@ -77,7 +77,7 @@ public:
                             pack_bf16_pairs(layout, columns.data(), p1 - p0, false, packed.data());
                         }
                         ChannelBiasWriter writer{py + plane + p0, true, g.positions, bias ? bias + grp * group_out : nullptr,
-                                                 residual ? residual + plane + p0 : nullptr, relu_};
+                                                 residual ? residual + plane + p0 : nullptr, activation_};
                         gemm_packed_float(layout, packed.data(), pw + grp * group_out * k, k, group_out,
                                           &ChannelBiasWriter::tile, &writer);
                     }
@@ -88,7 +88,7 @@ public:
 
 private:
     int64_t group_;
-    bool relu_;
+    ConvActivation activation_;
     std::unique_ptr<CompiledKernel> fallback_;
 };
 

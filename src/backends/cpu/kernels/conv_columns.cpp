@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 namespace infer::cpu {
@@ -108,11 +109,22 @@ int64_t column_chunk(const ConvGeometry& g, size_t element) {
 template void im2col<float>(const float*, const ConvGeometry&, int64_t, int64_t, float*);
 template void im2col<uint16_t>(const uint16_t*, const ConvGeometry&, int64_t, int64_t, uint16_t*);
 
+ConvActivation ConvActivation::of(const Attributes& attributes) {
+    ConvActivation a;
+    const std::string name = attributes.get_string("activation", "");
+    if (name == "Relu") a.low = 0.0f;
+    if (name == "Clip") {
+        a.low = attributes.get_float("clip_min", a.low);
+        a.high = attributes.get_float("clip_max", a.high);
+    }
+    return a;
+}
+
 namespace {
 
 // out[c] = act(acc[c] + b + z[c]) in one pass; Z f32, bf16 bits, or none.
-template <class Z, bool Relu>
-void finish_row(const float* acc, float b, const Z* z, float* out, int64_t cols) {
+template <class Z, bool Clamp>
+void finish_row(const float* acc, float b, const Z* z, ConvActivation a, float* out, int64_t cols) {
     for (int64_t c = 0; c < cols; ++c) {
         float v = acc[c] + b;
         if constexpr (std::is_same_v<Z, float>) v += z[c];
@@ -122,16 +134,16 @@ void finish_row(const float* acc, float b, const Z* z, float* out, int64_t cols)
             std::memcpy(&widened, &bits, sizeof widened);
             v += widened;
         }
-        out[c] = Relu ? std::max(v, 0.0f) : v;
+        out[c] = Clamp ? std::min(std::max(v, a.low), a.high) : v;  // NaN stays NaN
     }
 }
 
 template <class Z>
-void finish_row(const float* acc, float b, const Z* z, bool relu, float* out, int64_t cols) {
-    if (relu)
-        finish_row<Z, true>(acc, b, z, out, cols);
+void finish_row(const float* acc, float b, const Z* z, ConvActivation a, float* out, int64_t cols) {
+    if (a.clamps())
+        finish_row<Z, true>(acc, b, z, a, out, cols);
     else
-        finish_row<Z, false>(acc, b, z, out, cols);
+        finish_row<Z, false>(acc, b, z, a, out, cols);
 }
 
 }  // namespace
@@ -146,27 +158,26 @@ void ChannelBiasWriter::tile(void* self, int64_t row0, int64_t rows, int64_t col
         float* out = w.bf16_out ? narrowed : static_cast<float*>(w.y) + at;
         const float* from = acc + r * ld;
         if (!w.residual)
-            finish_row<void>(from, b, nullptr, w.relu, out, cols);
+            finish_row<void>(from, b, nullptr, w.activation, out, cols);
         else if (w.bf16_out)
-            finish_row(from, b, static_cast<const uint16_t*>(w.residual) + at, w.relu, out, cols);
+            finish_row(from, b, static_cast<const uint16_t*>(w.residual) + at, w.activation, out, cols);
         else
-            finish_row(from, b, static_cast<const float*>(w.residual) + at, w.relu, out, cols);
+            finish_row(from, b, static_cast<const float*>(w.residual) + at, w.activation, out, cols);
         if (w.bf16_out) float_to_bfloat16(narrowed, static_cast<uint16_t*>(w.y) + at, static_cast<size_t>(cols));
     }
 }
 
-void finish_conv_planes(float* y, const float* bias, const float* residual, bool relu, int64_t planes, int64_t channels,
-                        int64_t positions) {
-    if (!bias && !residual && !relu) return;
+void finish_conv_planes(float* y, const float* bias, const float* residual, ConvActivation activation, int64_t planes,
+                        int64_t channels, int64_t positions) {
+    if (!bias && !residual && !activation.clamps()) return;
     parallel_for(planes, grain_for(positions), [&](int64_t begin, int64_t end) {
         for (int64_t p = begin; p < end; ++p) {
-            const float b = bias ? bias[p % channels] : 0.0f;
             float* plane = y + p * positions;
-            const float* z = residual ? residual + p * positions : nullptr;
-            for (int64_t i = 0; i < positions; ++i) {
-                float v = plane[i] + b + (z ? z[i] : 0.0f);
-                plane[i] = relu ? std::max(v, 0.0f) : v;
-            }
+            const float b = bias ? bias[p % channels] : 0.0f;
+            if (residual)
+                finish_row(plane, b, residual + p * positions, activation, plane, positions);
+            else
+                finish_row<void>(plane, b, nullptr, activation, plane, positions);
         }
     });
 }

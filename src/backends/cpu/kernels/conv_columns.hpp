@@ -4,6 +4,7 @@
 #include <infer/backend.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace infer::cpu {
@@ -39,22 +40,30 @@ void im2col(const T* x, const ConvGeometry& g, int64_t p0, int64_t p1, T* col);
 inline constexpr int64_t kColumnChunkBytes = 256 * 1024;
 int64_t column_chunk(const ConvGeometry& g, size_t element);
 
+// FusedConv's activation as the bounds it clamps to: none, Relu [0, ∞), Clip [clip_min,
+// clip_max] (ReLU6: [0, 6]).
+struct ConvActivation {
+    float low = -std::numeric_limits<float>::infinity(), high = std::numeric_limits<float>::infinity();
+    bool clamps() const { return low > -std::numeric_limits<float>::infinity() || high < std::numeric_limits<float>::infinity(); }
+    static ConvActivation of(const Attributes& attributes);
+};
+
 // A product's tiles into Y's planes (rows are output channels, `positions` apart): plus each
-// channel's bias, plus the residual Z (FusedConv; Y's layout and dtype), then the ReLU when
-// asked; Y f32 or bf16.
+// channel's bias, plus the residual Z (FusedConv; Y's layout and dtype), then the activation;
+// Y f32 or bf16.
 struct ChannelBiasWriter {
     void* y;
     bool bf16_out;
     int64_t positions;
     const float* bias;         // per output channel of this group, or null
     const void* residual;      // Z where Y's planes start, or null
-    bool relu;
+    ConvActivation activation;
     static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc, int64_t ld);
 };
 
 // The same after a product that wrote Y alone (sgemm, depthwise): y = act(y + bias + Z) over
 // `planes` planes of `positions`, channel p % channels; f32.
-void finish_conv_planes(float* y, const float* bias, const float* residual, bool relu, int64_t planes, int64_t channels,
-                        int64_t positions);
+void finish_conv_planes(float* y, const float* bias, const float* residual, ConvActivation activation, int64_t planes,
+                        int64_t channels, int64_t positions);
 
 }  // namespace infer::cpu

@@ -119,7 +119,7 @@ void conv_kernel(KernelContext& ctx) {
     if (y.numel() == 0) return;
     const float* bias = ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr;
     const float* residual = ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr;
-    const bool relu = ctx.attrs().get_string("activation", "") == "Relu";
+    const ConvActivation activation = ConvActivation::of(ctx.attrs());
     bool finished = false;
     if (g.channels == 0)
         std::memset(py, 0, y.nbytes());  // no taps: sgemm would leave the output unwritten
@@ -127,9 +127,9 @@ void conv_kernel(KernelContext& ctx) {
         depthwise(x.data<float>(), w.data<float>(), g, images, out_channels, out_channels / group,
                   py);
     else
-        finished = grouped_gemm(ctx, x.data<float>(), w.data<float>(), {py, false, g.positions, bias, residual, relu}, g,
+        finished = grouped_gemm(ctx, x.data<float>(), w.data<float>(), {py, false, g.positions, bias, residual, activation}, g,
                                 images, out_channels, group, py);
-    if (!finished) finish_conv_planes(py, bias, residual, relu, images * out_channels, out_channels, g.positions);
+    if (!finished) finish_conv_planes(py, bias, residual, activation, images * out_channels, out_channels, g.positions);
 }
 
 }  // namespace
