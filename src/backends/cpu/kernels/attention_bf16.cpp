@@ -9,6 +9,7 @@
 // before runs.
 #include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/broadcast.hpp"
+#include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/half_convert.hpp"
 #include "backends/cpu/kernels/neural_normalization.hpp"
 #include "backends/cpu/kernels/packed_float_gemm.hpp"
@@ -48,12 +49,12 @@ public:
         if (has_bias) {
             const Tensor& b = ctx.input(3);
             bs = broadcast_strides(b.shape(), Shape({batch, heads_, sq, sk}));
-            if (b.dtype() == DType::bf16) {
-                auto* widened = reinterpret_cast<float*>(memory + batch * heads_ * per_head_bytes);
-                bfloat16_to_float(static_cast<const uint16_t*>(b.raw_data()), widened, static_cast<size_t>(bias_count));
-                bias = widened;
-            } else {
+            if (b.dtype() == DType::f32) {
                 bias = b.data<float>();
+            } else {
+                auto* widened = reinterpret_cast<float*>(memory + batch * heads_ * per_head_bytes);
+                widen_to_float(b, widened);
+                bias = widened;
             }
         }
         const auto* pq = static_cast<const uint16_t*>(q.raw_data());
@@ -71,15 +72,8 @@ public:
                 TileWriter to_scores{scores, false, sk};
                 to_scores.scale = scale_;
                 gemm_packed_float(keys, keys_packed, pq + b * sq * eq + h * d, eq, sq, &TileWriter::tile, &to_scores);
-                for (int64_t i = 0; i < sq; ++i) {
-                    float* row = scores + i * sk;
-                    if (bias) {
-                        const float* bias_row = bias + b * bs[0] + h * bs[1] + i * bs[2];
-                        for (int64_t j = 0; j < sk; ++j) row[j] += bias_row[j * bs[3]];
-                    }
-                    softmax_row(row, row, sk);
-                    float_to_bfloat16(row, probabilities + i * sk, static_cast<size_t>(sk));
-                }
+                biased_softmax_rows(scores, sq, sk, bias ? bias + b * bs[0] + h * bs[1] : nullptr, bs[2], bs[3]);
+                float_to_bfloat16(scores, probabilities, static_cast<size_t>(sq * sk));
                 pack_bf16_pairs(values, pv + b * sk * ev + h * dv, ev, false, values_packed);
                 TileWriter to_out{po + b * sq * ev + h * dv, true, ev};
                 gemm_packed_float(values, values_packed, probabilities, sk, sq, &TileWriter::tile, &to_out);

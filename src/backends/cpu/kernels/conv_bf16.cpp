@@ -8,7 +8,7 @@
 // Depthwise convolutions and CPUs without AVX512_BF16 keep the kernel registered before (f32 at
 // the boundary).
 #include "backends/cpu/kernels/conv_columns.hpp"
-#include "backends/cpu/kernels/half_convert.hpp"
+#include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/neural_kernels.hpp"
 #include "backends/cpu/kernels/packed_float_gemm.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
@@ -46,13 +46,7 @@ public:
         // The bias in f32 (workspace).
         const int64_t bias_floats = ctx.has_input(2) ? out_channels : 0;
         float* bias = bias_floats ? static_cast<float*>(ctx.workspace(static_cast<size_t>(4 * bias_floats))) : nullptr;
-        if (bias_floats) {
-            const Tensor& b = ctx.input(2);
-            if (b.dtype() == DType::bf16)
-                bfloat16_to_float(static_cast<const uint16_t*>(b.raw_data()), bias, static_cast<size_t>(bias_floats));
-            else
-                std::copy_n(b.data<float>(), bias_floats, bias);
-        }
+        if (bias_floats) widen_to_float(ctx.input(2), bias);
         const auto* px = static_cast<const uint16_t*>(x.raw_data());
         const auto* pw = static_cast<const uint16_t*>(w.raw_data());
         auto* py = static_cast<uint16_t*>(y.raw_data());

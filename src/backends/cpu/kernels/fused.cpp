@@ -53,14 +53,7 @@ void fused_matmul_kernel(KernelContext& ctx) {
     fused_matmul_epilogue(ctx, ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr, y, rows, n);
 }
 
-// 16-bit values (f16 or bf16 bits) to f32, or back.
-void widen(const Tensor& t, float* out) {
-    const auto* bits = static_cast<const uint16_t*>(t.raw_data());
-    const auto count = static_cast<size_t>(t.numel());
-    if (t.dtype() == DType::bf16) bfloat16_to_float(bits, out, count);
-    else half_to_float(bits, out, count);
-}
-
+// f32 values to a 16-bit tensor (f16 or bf16 bits).
 void narrow(const float* values, Tensor& t) {
     auto* bits = static_cast<uint16_t*>(t.raw_data());
     const auto count = static_cast<size_t>(t.numel());
@@ -87,7 +80,7 @@ void add_layer_norm_kernel(KernelContext& ctx) {
                                                                        (low_y ? count : 0))));
     float* widened = scratch + 2 * count;
     float* y_f32 = low_y ? widened + (low_skip ? skip_in.numel() : 0) : y.data<float>();
-    if (low_skip) widen(skip_in, widened);
+    if (low_skip) widen_to_float(skip_in, widened);
     const float* skip_values = low_skip ? widened : skip_in.data<float>();
     const Shape& skip_shape = skip_in.shape();
     float* sum = keep_sum ? ctx.output(1).data<float>() : scratch;
@@ -135,14 +128,7 @@ void attention_kernel(KernelContext& ctx) {
             float* s = scores + bh * sq * sk;
             sgemm_serial(false, true, sq, sk, d, scale, pq + b * sq * eq + h * d, eq, pk + b * sk * eq + h * d, eq,
                          0.0f, s, sk);
-            for (int64_t i = 0; i < sq; ++i) {
-                float* row = s + i * sk;
-                if (bias) {
-                    const float* bias_row = bias + b * bs[0] + h * bs[1] + i * bs[2];
-                    for (int64_t j = 0; j < sk; ++j) row[j] += bias_row[j * bs[3]];
-                }
-                softmax_row(row, row, sk);
-            }
+            biased_softmax_rows(s, sq, sk, bias ? bias + b * bs[0] + h * bs[1] : nullptr, bs[2], bs[3]);
             sgemm_serial(false, false, sq, dv, sk, 1.0f, s, sk, pv + b * sk * ev + h * dv, ev, 0.0f,
                          po + b * sq * ev + h * dv, ev);
         }

@@ -2,6 +2,7 @@
 
 #include "backends/cpu/kernels/half_convert.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -32,14 +33,7 @@ private:
     size_t used_ = 0;
 };
 
-void to_float(const Tensor& src, Tensor& dst) {
-    const auto* bits = static_cast<const uint16_t*>(src.raw_data());
-    const size_t count = static_cast<size_t>(src.numel());
-    if (src.dtype() == DType::f16)
-        half_to_float(bits, dst.data<float>(), count);
-    else
-        bfloat16_to_float(bits, dst.data<float>(), count);
-}
+void to_float(const Tensor& src, Tensor& dst) { widen_to_float(src, dst.data<float>()); }
 
 void from_float(const Tensor& src, Tensor& dst) {
     auto* bits = static_cast<uint16_t*>(dst.raw_data());
@@ -97,6 +91,19 @@ private:
 };
 
 }  // namespace
+
+void widen_to_float(const Tensor& t, float* out) {
+    const auto count = static_cast<size_t>(t.numel());
+    if (t.dtype() == DType::f32) {
+        std::copy_n(t.data<float>(), count, out);
+        return;
+    }
+    const auto* bits = static_cast<const uint16_t*>(t.raw_data());
+    if (t.dtype() == DType::bf16)
+        bfloat16_to_float(bits, out, count);
+    else
+        half_to_float(bits, out, count);
+}
 
 KernelFactory with_f32_compute(KernelFactory f32_factory) {
     return [factory = std::move(f32_factory)](const CompileContext& c) -> std::unique_ptr<CompiledKernel> {

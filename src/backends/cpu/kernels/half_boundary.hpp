@@ -8,6 +8,9 @@
 
 namespace infer::cpu {
 
+// A float tensor's values (f32, f16 or bf16) as f32, into `out` (t.numel() of them).
+void widen_to_float(const Tensor& t, float* out);
+
 // The f32 kernel made by `f32_factory`, run on f32 copies of the 16-bit inputs.
 KernelFactory with_f32_compute(KernelFactory f32_factory);
 KernelFactory with_f32_compute(const Kernel& f32_kernel);

@@ -15,18 +15,6 @@ namespace {
 // Below this many weight elements the weight stays in cache and the boundary conversion is as fast.
 constexpr int64_t kStreamedWeight = int64_t{1} << 18;
 
-void widen(const Tensor& t, float* out) {
-    if (t.dtype() == DType::f32) {
-        std::copy_n(t.data<float>(), t.numel(), out);
-        return;
-    }
-    const auto* bits = static_cast<const uint16_t*>(t.raw_data());
-    if (t.dtype() == DType::bf16)
-        bfloat16_to_float(bits, out, static_cast<size_t>(t.numel()));
-    else
-        half_to_float(bits, out, static_cast<size_t>(t.numel()));
-}
-
 class StreamedHalfProduct final : public CompiledKernel {
 public:
     StreamedHalfProduct(std::unique_ptr<CompiledKernel> boundary, ProductEpilogue epilogue)
@@ -49,14 +37,14 @@ public:
         thread_local std::vector<float> a32, y, bias;
         a32.resize(static_cast<size_t>(a.numel()));
         y.resize(static_cast<size_t>(rows * n));
-        widen(a, a32.data());
+        widen_to_float(a, a32.data());
         gemm_rows_16bit_weights(rows, n, k, a32.data(), static_cast<const uint16_t*>(b.raw_data()), b.dtype() == DType::bf16,
                                 y.data());
         if (epilogue_) {
             const float* bias_values = nullptr;
             if (ctx.has_input(2)) {
                 bias.resize(static_cast<size_t>(ctx.input(2).numel()));
-                widen(ctx.input(2), bias.data());
+                widen_to_float(ctx.input(2), bias.data());
                 bias_values = bias.data();
             }
             epilogue_(ctx, bias_values, y.data(), rows, n);

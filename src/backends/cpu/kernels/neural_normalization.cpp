@@ -26,6 +26,18 @@ void softmax_row(const float* x, float* y, int64_t length) {
     out *= 1.0f / out.sum();
 }
 
+void biased_softmax_rows(float* scores, int64_t rows, int64_t length, const float* bias, int64_t row_step,
+                         int64_t column_step) {
+    for (int64_t i = 0; i < rows; ++i) {
+        float* row = scores + i * length;
+        if (bias) {
+            const float* bias_row = bias + i * row_step;
+            for (int64_t j = 0; j < length; ++j) row[j] += bias_row[j * column_step];
+        }
+        softmax_row(row, row, length);
+    }
+}
+
 namespace {
 
 // A row's mean and inverse standard deviation, summed in f64 (rows with a large mean lose

@@ -6,6 +6,10 @@ namespace infer::cpu {
 
 // Softmax of one contiguous row, on the calling thread.
 void softmax_row(const float* x, float* y, int64_t length);
+// One attention head's scores [rows, length] in place: each row plus its bias (element j of row i
+// at bias[i·row_step + j·column_step]; none when null), then its softmax.
+void biased_softmax_rows(float* scores, int64_t rows, int64_t length, const float* bias, int64_t row_step,
+                         int64_t column_step);
 
 // LayerNorm of `rows` contiguous rows of `length`, spread over the pool:
 // y = (x - mean) * inv_std * scale + bias (bias may be null); the statistics go to mean_out and

@@ -50,6 +50,26 @@ bool wanted_kernel(FloatGemmKernel& wanted) {
     throw InvalidArgument("INFER_FLOAT_GEMM=" + std::string(name) + ": expected blas, avx2 or avx512");
 }
 
+// The AVX-512 tiles' R × P accumulators: from zero, or (a later K block) from the sums in
+// `acc` [R][kFloatTileColumns]; and back there at the end.
+template <int R, int P>
+__attribute__((target("avx512f"), always_inline)) inline void start_sums(__m512 (&sum)[R][P], bool accumulate,
+                                                                         const float* acc) {
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p)
+            sum[r][p] = accumulate ? _mm512_loadu_ps(acc + r * kFloatTileColumns + p * kPanel) : _mm512_setzero_ps();
+}
+
+template <int R, int P>
+__attribute__((target("avx512f"), always_inline)) inline void store_sums(const __m512 (&sum)[R][P], float* acc) {
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p) _mm512_storeu_ps(acc + r * kFloatTileColumns + p * kPanel, sum[r][p]);
+}
+
 // ---- f32, AVX-512: R rows × P panels of 16 columns, one zmm accumulator each, B read in place
 // (row k of panel p at b + p·16 + k·ldb). `tail` < 16: the last panel has that many columns, read
 // through a mask (nothing past B's row is touched; its missing columns add zeros).
@@ -57,11 +77,7 @@ template <int R, int P>
 __attribute__((target("avx512f"))) void tile_f32_avx512(const float* a, int64_t lda, const float* b, int64_t ldb,
                                                          int64_t steps, int tail, bool accumulate, float* acc) {
     __m512 sum[R][P];
-#pragma GCC unroll 6
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-        for (int p = 0; p < P; ++p)
-            sum[r][p] = accumulate ? _mm512_loadu_ps(acc + r * kFloatTileColumns + p * kPanel) : _mm512_setzero_ps();
+    start_sums<R, P>(sum, accumulate, acc);
     const __mmask16 last = static_cast<__mmask16>((1u << tail) - 1u);
     for (int64_t k = 0; k < steps; ++k) {
         __m512 w[P];
@@ -75,10 +91,7 @@ __attribute__((target("avx512f"))) void tile_f32_avx512(const float* a, int64_t 
             for (int p = 0; p < P; ++p) sum[r][p] = _mm512_fmadd_ps(x, w[p], sum[r][p]);
         }
     }
-#pragma GCC unroll 6
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-        for (int p = 0; p < P; ++p) _mm512_storeu_ps(acc + r * kFloatTileColumns + p * kPanel, sum[r][p]);
+    store_sums<R, P>(sum, acc);
 }
 
 // ---- bf16, AVX512_BF16: the same tile, K two at a time. A pair of A is one 32-bit broadcast
@@ -103,11 +116,7 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) void tile_bf16(const uint
                                                                        int64_t panel_elements, int64_t k, bool accumulate,
                                                                        float* acc) {
     __m512 sum[R][P];
-#pragma GCC unroll 6
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-        for (int p = 0; p < P; ++p)
-            sum[r][p] = accumulate ? _mm512_loadu_ps(acc + r * kFloatTileColumns + p * kPanel) : _mm512_setzero_ps();
+    start_sums<R, P>(sum, accumulate, acc);
     const int64_t pairs = k / 2;
     uint32_t pair[R];
     for (int64_t g = 0; g < pairs; ++g) {
@@ -119,10 +128,7 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) void tile_bf16(const uint
         for (int r = 0; r < R; ++r) pair[r] = a[r * lda + 2 * pairs];
         bf16_step<R, P>(sum, b, panel_elements, pairs, pair);
     }
-#pragma GCC unroll 6
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-        for (int p = 0; p < P; ++p) _mm512_storeu_ps(acc + r * kFloatTileColumns + p * kPanel, sum[r][p]);
+    store_sums<R, P>(sum, acc);
 }
 
 // ---- f32, AVX2: R rows × one panel (two ymm accumulators per row), B read in place; a panel

@@ -1,7 +1,7 @@
 #include "backends/cpu/kernels/packed_weight_product.hpp"
 
 #include "backends/cpu/kernels/blas.hpp"
-#include "backends/cpu/kernels/half_convert.hpp"
+#include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/packed_float_gemm.hpp"
 
 #include <memory>
@@ -13,10 +13,7 @@ namespace {
 
 std::vector<float> widened(const Tensor& t) {
     std::vector<float> values(static_cast<size_t>(t.numel()));
-    if (t.dtype() == DType::bf16)
-        bfloat16_to_float(static_cast<const uint16_t*>(t.raw_data()), values.data(), values.size());
-    else
-        std::copy_n(t.data<float>(), values.size(), values.data());
+    widen_to_float(t, values.data());
     return values;
 }
 
@@ -44,9 +41,8 @@ public:
         if (out.numel() == 0) return;
         const float* bias = bias_.empty() ? nullptr : bias_.data();
         if (has_bias_ && !bias) {  // a bias computed at run time
-            const std::vector<float> values = widened(ctx.input(2));
             auto* scratch = static_cast<float*>(ctx.workspace(workspace_bytes()));
-            std::copy(values.begin(), values.end(), scratch);
+            widen_to_float(ctx.input(2), scratch);
             bias = scratch;
         }
         TileWriter writer{out.raw_data(), out.dtype() == DType::bf16, layout_.n, bias, activation_};
