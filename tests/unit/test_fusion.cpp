@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -438,4 +439,50 @@ TEST_CASE("Conv followed by a Clip with constant bounds (ReLU6) becomes one Fuse
     }
     CHECK(clipped_high > 0);  // both bounds are reached, so both are tested
     CHECK(clipped_low > 0);
+}
+
+TEST_CASE("FusedConv with a wrong residual, activation or bounds is a clear error, and a good one runs", "[fusion][errors]") {
+    const auto graph = [](Shape z_shape, const std::string& activation, float clip_min, float clip_max) {
+        GraphBuilder b;
+        auto x = b.input("x", DType::f32, {1, 2, 5, 5});
+        Attributes attrs{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+        if (!activation.empty()) attrs.set("activation", activation);
+        if (activation == "Clip") {
+            attrs.set("clip_min", clip_min);
+            attrs.set("clip_max", clip_max);
+        }
+        b.output("y", b.op1("FusedConv", {x, b.constant(ramp({3, 2, 3, 3}, 0.05f, -0.4f)), b.constant(ramp({3}, 0.1f, 0.0f)),
+                                          b.input("z", DType::f32, z_shape)},
+                            attrs));
+        return b.build();
+    };
+    CHECK_THROWS_WITH(graph({1, 3, 4, 5}, "Relu", 0, 0), Catch::Contains("Z must have the output's shape [1,3,5,5]"));
+    CHECK_THROWS_WITH(graph({1, 3, 5, 5}, "Gelu", 0, 0), Catch::Contains("activation must be empty, Relu or Clip"));
+    CHECK_THROWS_WITH(graph({1, 3, 5, 5}, "Clip", 6, 0), Catch::Contains("clip_min must not exceed clip_max"));
+
+    Session session(graph({1, 3, 5, 5}, "Clip", 0, 6));
+    const Tensor y = session.run({{"x", ramp({1, 2, 5, 5}, 0.3f, -2.0f)}, {"z", ramp({1, 3, 5, 5}, 0.2f, -1.0f)}})["y"];
+    for (const float v : y.to_vector<float>()) CHECK((v >= 0.0f && v <= 6.0f));
+}
+
+TEST_CASE("an unknown or unrunnable INFER_FLOAT_GEMM is a clear error, and sessions run once it is put right", "[errors]") {
+    GraphBuilder b;
+    auto x = b.input("x", DType::f32, {16, 4});
+    b.output("y", b.relu(b.add(b.matmul(x, b.constant(ramp({4, 5}, 0.1f, -1.0f))), b.constant(ramp({5}, 0.2f, -0.4f)))));
+    const Graph g = b.build();
+    const Batch input{{"x", ramp({16, 4}, 0.3f, -2.0f)}};
+    // ctest runs the op tests under INFER_FLOAT_GEMM=avx2 and =blas: put it back after.
+    const char* previous = std::getenv("INFER_FLOAT_GEMM");
+    const std::string saved = previous ? previous : "";
+    setenv("INFER_FLOAT_GEMM", "sse9", 1);
+    CHECK_THROWS_WITH(Session(g).run(input), Catch::Contains("INFER_FLOAT_GEMM=sse9: expected blas, avx2 or avx512"));
+    setenv("INFER_FLOAT_GEMM", "blas", 1);
+    const std::vector<float> blas = Session(g).run(input)["y"].to_vector<float>();
+    if (previous)
+        setenv("INFER_FLOAT_GEMM", saved.c_str(), 1);
+    else
+        unsetenv("INFER_FLOAT_GEMM");
+    const std::vector<float> chosen = Session(g).run(input)["y"].to_vector<float>();  // this CPU's best kernel
+    REQUIRE(chosen.size() == blas.size());
+    for (size_t i = 0; i < blas.size(); ++i) CHECK(chosen[i] == Approx(blas[i]).margin(1e-5));
 }
