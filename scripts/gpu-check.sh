@@ -63,10 +63,6 @@ lib=$prefix/usr/lib/x86_64-linux-gnu
 export CMAKE_PREFIX_PATH=$prefix/usr:$prefix/usr/share/eigen3/cmake:$lib/cmake
 export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=/usr/local/cuda/bin:$PATH
-# Kernels written without a GPU (src/backends/cuda/kernel_support.hpp: the few-row products, the
-# layer norm with its casts folded in) are off by default until they have passed these checks on
-# a GPU; the checks run with them on.
-export INFER_CUDA_UNVERIFIED=${INFER_CUDA_UNVERIFIED:-1}
 
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv

@@ -171,19 +171,9 @@ public:
     }
 
     // Training-mode BatchNormalization (batch statistics, running-statistics outputs) has no
-    // CUDA kernel; the planner runs it on the CPU. FusedMatMul with GPT-2's tanh GELU, and
-    // AddLayerNormalization with its casts folded in (Skip or Y in f16/bf16 beside f32 X), only
-    // once those kernel forms have passed a GPU check (kernel_support.hpp); otherwise the passes
-    // leave the Gelu node and the casts as they were.
+    // CUDA kernel; the planner runs it on the CPU.
     bool supports(const NodeSignature& node) const override {
         if (node.op == "BatchNormalization" && node.attributes && node.attributes->get_int("training_mode", 0) != 0)
-            return false;
-        if (node.op == "FusedMatMul" && !unverified_kernels_enabled() && node.attributes &&
-            node.attributes->get_string("activation", "") == "GeluTanh")
-            return false;
-        if (node.op == "AddLayerNormalization" && !unverified_kernels_enabled() && node.input_dtypes.size() > 1 &&
-            !node.output_dtypes.empty() &&
-            (node.input_dtypes[1] != node.input_dtypes[0] || node.output_dtypes[0] != node.input_dtypes[0]))
             return false;
         return Backend::supports(node);
     }

@@ -51,12 +51,4 @@ void Launch::check_launch(const char* kernel) const {
     INFER_CUDA_CHECK(cudaGetLastError(), std::string(kernel) + " for " + where());
 }
 
-bool unverified_kernels_enabled() {
-    static const bool enabled = [] {
-        const char* value = std::getenv("INFER_CUDA_UNVERIFIED");
-        return value && std::string(value) == "1";
-    }();
-    return enabled;
-}
-
 }  // namespace infer::cuda

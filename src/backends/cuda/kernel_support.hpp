@@ -35,13 +35,6 @@ struct Launch {
     void check_launch(const char* kernel) const;
 };
 
-// Kernels written where no GPU could run them stay off until a GPU check has passed with them:
-// on only when the environment sets INFER_CUDA_UNVERIFIED=1 (scripts/gpu-check.sh does, so the
-// next check tests them). Today: the few-row products (skinny_gemm.hpp), FusedMatMul with the
-// tanh GELU, and AddLayerNormalization with f16/bf16 Skip or Y beside f32 X (fused.cu; the
-// backend declines those two forms otherwise).
-bool unverified_kernels_enabled();
-
 using CudaKernel = void (*)(const Launch&);
 // The most scratch memory a kernel asks for (Launch::ctx.workspace) for this node, reckoned once
 // when the node is compiled into a plan.

@@ -29,10 +29,8 @@ struct SkinnyProduct {
     Activation activation;
 };
 
-// Off unless INFER_CUDA_UNVERIFIED=1 (kernel_support.hpp): written in a session without a GPU,
-// it has not yet run against the op tests on one; until then cuBLAS keeps every product.
 // Runs the product and returns true, or returns false having enqueued nothing when it is not one
-// the kernel covers or it is off (more than kSkinnyRows rows, an empty k, sizes past 32-bit indexing); the
+// the kernel covers (more than kSkinnyRows rows, an empty k, sizes past 32-bit indexing); the
 // caller then takes the cuBLAS path.
 bool skinny_gemm(const Launch& launch, const SkinnyProduct& product);
 
