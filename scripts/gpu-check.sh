@@ -33,6 +33,12 @@
 #                                      with $INFER_LOAD_ARGS added (e.g. "--precision f16 --workers 2"),
 #                                      through HTTP and/or in process ($INFER_LOAD_WAYS, default http),
 #                                      $INFER_LOAD_CONNECTIONS client connections (default 256 cuda, 128 cpu)
+#   scripts/gpu-check.sh cnn           build, the Conv/FusedConv op tests on cuda (and under memcheck),
+#                                      the CNNs among the prepared architectures (made with the
+#                                      machine's torchvision) against the framework on cuda in
+#                                      f32/f16/bf16, then ResNet-50 on cuda at $INFER_CNN_BATCHES
+#                                      (default 1,64) in f16 with PyTorch eager and torch.compile
+#                                      beside it, and MobileNetV2 (depthwise) alone
 #   scripts/gpu-check.sh cpu           build infer-bench, then DistilBERT-base on the CPU alone at
 #                                      a few batches, once per OpenBLAS kernel choice in
 #                                      $INFER_CPU_CORETYPES (default: the detected one), with
@@ -81,6 +87,7 @@ targets=(cuda_transfer_tests cuda_device_tests cuda_graph_tests cuda_encoder_tes
 [[ $mode == generation ]] && targets=(e2e_tests infer-bench)
 [[ $mode == bench || $mode == cpu || $mode == compare ]] && targets=(infer-bench)
 [[ $mode == serve ]] && targets=(infer-serve infer-load)
+[[ $mode == cnn ]] && targets=(op_tests e2e_tests infer-bench)
 start=$SECONDS
 if ! { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
          -DCMAKE_CUDA_ARCHITECTURES=90 -DProtobuf_ROOT="$prefix/usr" -DBLA_VENDOR=OpenBLAS \
@@ -121,6 +128,33 @@ if [[ $mode == serve ]]; then
       [[ $status -eq 0 ]] || tail -n 30 "$run.log"
     done
   done
+  echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
+  exit $status
+fi
+if [[ $mode == cnn ]]; then
+  echo "gpu-check: built in $((SECONDS - start)) s"
+  timeout 120 build-gpu/bin/op_tests --backends=cuda "op Conv,op FusedConv" >"$logs/op-tests-conv.log" 2>&1 || status=1
+  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  timeout 200 "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 99 build-gpu/bin/op_tests \
+    --backends=cuda "op Conv,op FusedConv" >"$logs/memcheck-conv.log" 2>&1 || status=1
+  grep -E "FAILED|failed|test cases|All tests passed" "$logs/op-tests-conv.log"
+  grep -E "ERROR SUMMARY|test cases|All tests passed" "$logs/memcheck-conv.log"
+  cnns=(resnet50-random resnet18-random mobilenet-v2-random mobilenet-v3-small-random efficientnet-b0-random
+        densenet121-random convnext-tiny-random fcn-resnet50-random fpn-resnet50-random)
+  INFER_PYTHON=python3 timeout 240 scripts/models/prepare.sh "${cnns[@]}" >"$logs/prepare.log" 2>&1 || status=1
+  tail -n 4 "$logs/prepare.log"
+  timeout 240 build-gpu/bin/e2e_tests --architectures --device cuda "[architectures]" >"$logs/e2e-cnn-cuda.log" 2>&1 || status=1
+  grep -E "^e2e|FAILED|test cases|All tests passed" "$logs/e2e-cnn-cuda.log"
+  timeout 120 build-gpu/bin/infer-bench resnet50-random --devices cuda --batch "${INFER_CNN_BATCHES:-1,64}" \
+    --precision f16 --warmup 3 --min-runs 10 --min-time 0.5 --profiled-runs 3 --json "$logs/resnet50.json" \
+    >"$logs/resnet50.log" 2>&1 || status=1
+  cat "$logs/resnet50.log"
+  timeout 300 python3 bench/peers/compare.py --no-torch-cpu --peers torch,torch.compile "$logs/resnet50.json" \
+    --out "$logs/resnet50-with-peers.json" >"$logs/resnet50-peers.log" 2>&1 || status=1
+  cat "$logs/resnet50-peers.log"
+  timeout 60 build-gpu/bin/infer-bench mobilenet-v2-random --devices cuda --batch "${INFER_CNN_BATCHES:-1,64}" \
+    --precision f16 --warmup 3 --min-runs 10 --min-time 0.5 --profiled-runs 3 >"$logs/mobilenet-v2.log" 2>&1 || status=1
+  cat "$logs/mobilenet-v2.log"
   echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
   exit $status
 fi

@@ -68,7 +68,9 @@ std::vector<Case> fused_cases() {
                                                {{1, 64, 24, 24}, {8, 64, 3, 3}, true, true, "Relu", 1, 1, 1},  // chunks
                                                {{1, 8, 9, 9}, {12, 8, 1, 1}, true, false, "Clip", 1, 1, 0},
                                                {{1, 6, 7, 7}, {6, 1, 3, 3}, true, false, "Clip", 6, 2, 1},  // depthwise
-                                               {{1, 4, 6, 7}, {4, 1, 3, 3}, true, true, "Relu", 4, 1, 1}}) {  // depthwise
+                                               {{1, 4, 6, 7}, {4, 1, 3, 3}, true, true, "Relu", 4, 1, 1},  // depthwise
+                                               {{3, 4, 6, 6}, {5, 4, 3, 3}, false, true, "Clip", 1, 1, 1},  // 3 images
+                                               {{2, 6, 5, 5}, {6, 1, 3, 3}, false, true, "", 6, 1, 1}}) {  // depthwise
         const int64_t oh = (s.x[2] + 2 * s.pad - s.w[2]) / s.stride + 1, ow = (s.x[3] + 2 * s.pad - s.w[3]) / s.stride + 1;
         std::vector<InputSpec> inputs{x("X", s.x), x("W", s.w)};
         if (s.bias) inputs.push_back(x("B", {s.w[0]}));

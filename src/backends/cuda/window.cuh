@@ -20,17 +20,13 @@ struct Window {
     int64_t in_size = 1, out_size = 1, kernel_size = 1;  // products over the spatial axes
 };
 
-// Reads the attributes of a node over [N, C, spatial...] input `x_shape`; the kernel shape
-// comes from the weights for Conv and from kernel_shape for the pools.
-inline Window make_window(const Launch& l, const Shape& x_shape,
+// The geometry that `attrs` give over spatial input axes `in`; the kernel shape comes from the
+// weights for Conv and from kernel_shape for the pools.
+inline Window window_from(const Attributes& attrs, const std::vector<int64_t>& in,
                           const std::vector<int64_t>& kernel_from_weights) {
-    if (x_shape.rank() < 3 || x_shape.rank() > 2 + kMaxSpatial)
-        l.unsupported("input " + x_shape.to_string() + ": 1 to 3 spatial axes are supported");
     Window w;
-    w.spatial = static_cast<int>(x_shape.rank() - 2);
-    const std::vector<int64_t> in(x_shape.dims().begin() + 2, x_shape.dims().end());
-    const detail::WindowParams params =
-        detail::read_window_params(l.ctx.attrs(), in.size(), kernel_from_weights);
+    w.spatial = static_cast<int>(in.size());
+    const detail::WindowParams params = detail::read_window_params(attrs, in.size(), kernel_from_weights);
     const std::vector<detail::WindowGeometry> geometry = detail::window_geometry(params, in);
     for (int d = 0; d < w.spatial; ++d) {
         const auto s = static_cast<size_t>(d);
@@ -46,6 +42,15 @@ inline Window make_window(const Launch& l, const Shape& x_shape,
         w.kernel_size *= w.kernel[d];
     }
     return w;
+}
+
+// The same for a node's [N, C, spatial...] input `x_shape`, refusing other ranks.
+inline Window make_window(const Launch& l, const Shape& x_shape,
+                          const std::vector<int64_t>& kernel_from_weights) {
+    if (x_shape.rank() < 3 || x_shape.rank() > 2 + kMaxSpatial)
+        l.unsupported("input " + x_shape.to_string() + ": 1 to 3 spatial axes are supported");
+    return window_from(l.ctx.attrs(), std::vector<int64_t>(x_shape.dims().begin() + 2, x_shape.dims().end()),
+                       kernel_from_weights);
 }
 
 // Splits a row-major flat index over `dims` (spatial axes) into coordinates.

@@ -109,17 +109,6 @@ int64_t column_chunk(const ConvGeometry& g, size_t element) {
 template void im2col<float>(const float*, const ConvGeometry&, int64_t, int64_t, float*);
 template void im2col<uint16_t>(const uint16_t*, const ConvGeometry&, int64_t, int64_t, uint16_t*);
 
-ConvActivation ConvActivation::of(const Attributes& attributes) {
-    ConvActivation a;
-    const std::string name = attributes.get_string("activation", "");
-    if (name == "Relu") a.low = 0.0f;
-    if (name == "Clip") {
-        a.low = attributes.get_float("clip_min", a.low);
-        a.high = attributes.get_float("clip_max", a.high);
-    }
-    return a;
-}
-
 namespace {
 
 // out[c] = act(acc[c] + b + z[c]) in one pass; Z f32, bf16 bits, or none.

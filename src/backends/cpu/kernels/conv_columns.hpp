@@ -1,6 +1,8 @@
 #pragma once
 // A convolution's geometry and its columns (im2col), shared by the f32 Conv kernel and the bf16
 // one (conv_bf16.cpp), and the epilogue both hand their products' tiles to.
+#include "core/ops/fused_conv_activation.hpp"
+
 #include <infer/backend.hpp>
 
 #include <cstdint>
@@ -40,13 +42,7 @@ void im2col(const T* x, const ConvGeometry& g, int64_t p0, int64_t p1, T* col);
 inline constexpr int64_t kColumnChunkBytes = 256 * 1024;
 int64_t column_chunk(const ConvGeometry& g, size_t element);
 
-// FusedConv's activation as the bounds it clamps to: none, Relu [0, ∞), Clip [clip_min,
-// clip_max] (ReLU6: [0, 6]).
-struct ConvActivation {
-    float low = -std::numeric_limits<float>::infinity(), high = std::numeric_limits<float>::infinity();
-    bool clamps() const { return low > -std::numeric_limits<float>::infinity() || high < std::numeric_limits<float>::infinity(); }
-    static ConvActivation of(const Attributes& attributes);
-};
+using detail::ConvActivation;  // FusedConv's activation as bounds (core/ops/fused_conv_activation.hpp)
 
 // A product's tiles into Y's planes (rows are output channels, `positions` apart): plus each
 // channel's bias, plus the residual Z (FusedConv; Y's layout and dtype), then the activation;
