@@ -34,8 +34,8 @@
 #                                      through HTTP and/or in process ($INFER_LOAD_WAYS, default http),
 #                                      $INFER_LOAD_CONNECTIONS client connections (default 256 cuda, 128 cpu)
 #   scripts/gpu-check.sh cnn           build, the Conv/FusedConv op tests on cuda (and under memcheck),
-#                                      the CNNs among the prepared architectures (made with the
-#                                      machine's torchvision) against the framework on cuda in
+#                                      the CNNs among the prepared architectures ($INFER_CNN_MODELS,
+#                                      default all nine; made with the machine's torchvision) against the framework on cuda in
 #                                      f32/f16/bf16, then ResNet-50 on cuda at $INFER_CNN_BATCHES
 #                                      (default 1,64) in f16 with PyTorch eager and torch.compile
 #                                      beside it, and MobileNetV2 (depthwise) alone
@@ -139,9 +139,9 @@ if [[ $mode == cnn ]]; then
     --backends=cuda "op Conv,op FusedConv" >"$logs/memcheck-conv.log" 2>&1 || status=1
   grep -E "FAILED|failed|test cases|All tests passed" "$logs/op-tests-conv.log"
   grep -E "ERROR SUMMARY|test cases|All tests passed" "$logs/memcheck-conv.log"
-  cnns=(resnet50-random resnet18-random mobilenet-v2-random mobilenet-v3-small-random efficientnet-b0-random
-        densenet121-random convnext-tiny-random fcn-resnet50-random fpn-resnet50-random)
-  INFER_PYTHON=python3 timeout 240 scripts/models/prepare.sh "${cnns[@]}" >"$logs/prepare.log" 2>&1 || status=1
+  INFER_PYTHON=python3 timeout 240 scripts/models/prepare.sh ${INFER_CNN_MODELS:-resnet50-random resnet18-random \
+    mobilenet-v2-random mobilenet-v3-small-random efficientnet-b0-random densenet121-random convnext-tiny-random \
+    fcn-resnet50-random fpn-resnet50-random} >"$logs/prepare.log" 2>&1 || status=1
   tail -n 4 "$logs/prepare.log"
   timeout 240 build-gpu/bin/e2e_tests --architectures --device cuda "[architectures]" >"$logs/e2e-cnn-cuda.log" 2>&1 || status=1
   grep -E "^e2e|FAILED|test cases|All tests passed" "$logs/e2e-cnn-cuda.log"

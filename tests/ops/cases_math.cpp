@@ -137,6 +137,11 @@ void add_axis_ops(std::vector<Case>& cases) {
         // Lines long enough for a block of threads to share each (a vocabulary's logits), and strided.
         cases.push_back(arg_case("[3,5000] axis=-1", x("X", {3, 5000}), -1, true, false));
         cases.push_back(arg_case("[2,1500,3] axis=1 last", x("X", {2, 1500, 3}), 1, false, true));
+        // A vocabulary row (the 1024-thread block, four loads per thread in flight), and ties
+        // spread over such a row.
+        cases.push_back(arg_case("[2,50257] axis=-1", x("X", {2, 50257}), -1, true, false));
+        cases.push_back(arg_case("ties [2,20001] axis=-1", integers("X", {2, 20001}, -2, 2, std::nullopt), -1, true, false));
+        cases.push_back(arg_case("ties [2,20001] axis=-1 last", integers("X", {2, 20001}, -2, 2, std::nullopt), -1, true, true));
         cases.push_back(arg_case("ties [4,6] axis=1", integers("X", {4, 6}, -2, 2, std::nullopt), 1, true, false));
         cases.push_back(arg_case("ties [4,6] axis=0 last", integers("X", {4, 6}, -2, 2, std::nullopt), 0, false, true));
         cases.push_back(typed(arg_case("i64 [3,7] axis=1 last", integers("X", {3, 7}, -3, 3), 1, true, true),

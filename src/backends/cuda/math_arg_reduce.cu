@@ -43,6 +43,8 @@ __device__ Candidate warp_best(Candidate c, bool last) {
     return c;
 }
 
+constexpr int kUnroll = 4;
+
 template <bool kMax, class T>
 __global__ void arg_reduce_kernel(const T* in, int64_t* out, int64_t lines, int64_t length, int64_t inner, bool last) {
     __shared__ float values[32];
@@ -51,10 +53,23 @@ __global__ void arg_reduce_kernel(const T* in, int64_t* out, int64_t lines, int6
         const int64_t outer = line / inner, within = line % inner;
         const T* x = in + outer * length * inner + within;
         Candidate best{0.0f, -1};
-        for (int64_t j = threadIdx.x; j < length; j += blockDim.x) {
-            const float v = load_float(x[j * inner]);
-            if (v != v && j != 0) continue;  // a NaN past the first element is never chosen
-            best = better_of<kMax>(best, Candidate{v, j}, last);
+        // Four loads in flight per thread before any comparison: one block scans a generation
+        // step's logits row (50 257 for GPT-2) alone, and one load at a time waited on memory
+        // 196 times per thread (65 µs a step on the H200).
+        const int64_t step = blockDim.x;
+        for (int64_t j0 = threadIdx.x; j0 < length; j0 += kUnroll * step) {
+            float v[kUnroll];
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                const int64_t j = j0 + u * step;
+                v[u] = j < length ? load_float(x[j * inner]) : 0.0f;
+            }
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) {
+                const int64_t j = j0 + u * step;
+                if (j >= length || (v[u] != v[u] && j != 0)) continue;  // a NaN past the first element is never chosen
+                best = better_of<kMax>(best, Candidate{v[u], j}, last);
+            }
         }
         best = warp_best<kMax>(best, last);
         const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -84,8 +99,9 @@ void run_arg_reduce(const Launch& l) {
     const int64_t length = shape[axis], lines = outer * inner;
     if (lines == 0) return;
     if (length == 0) l.unsupported("ArgMax/ArgMin over an empty axis");
-    // Short lines waste most of a 256-thread block; 64 threads still cover a warp pair.
-    const unsigned threads = length >= 1024 ? 256 : 64;
+    // Short lines waste most of a big block; 64 threads still cover a warp pair. A vocabulary
+    // row gets the largest block (32 warps: the merge's scratch holds 32).
+    const unsigned threads = length >= 16384 ? 1024 : length >= 1024 ? 256 : 64;
     const auto blocks = static_cast<unsigned>(std::min<int64_t>(lines, int64_t{1} << 20));
     dispatch_float(x.dtype(), l, [&](auto tag) {
         using T = typename decltype(tag)::type;
