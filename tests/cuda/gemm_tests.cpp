@@ -146,3 +146,48 @@ TEST_CASE("Gemm shapes the bias epilogue does not cover still match the CPU", "[
         CHECK(relative_error(actual.to_vector<float>(), expected.to_vector<float>()) < 1e-5);
     }
 }
+
+TEST_CASE("precision int8 on cuda quantizes as the CPU does, dynamic and calibrated", "[cuda][gemm][int8]") {
+    // Two products by constant weights (K and N not multiples of 16), the first with a bias and
+    // GELU, the second with a bias and ReLU: each becomes a QuantizedMatMul.
+    GraphBuilder b("int8_mlp");
+    const Value x = b.input("x", DType::f32, {kDynamic, 37, 96});
+    const auto constant = [&](Shape shape, uint32_t seed, float scale) {
+        std::vector<float> v = random_values(static_cast<size_t>(shape.numel()), seed);
+        for (float& e : v) e *= scale;
+        return b.constant(Tensor::from_vector(v, shape));
+    };
+    const Value h = b.gelu(b.add(b.matmul(x, constant({96, 200}, 31, 0.2f)), constant({200}, 32, 0.5f)));
+    b.output("y", b.relu(b.add(b.matmul(h, constant({200, 61}, 33, 0.2f)), constant({61}, 34, 0.5f))));
+    const Graph graph = b.build();
+    const Shape shape{3, 37, 96};
+    Batch batch;
+    batch.set("x", Tensor::from_vector(random_values(static_cast<size_t>(shape.numel()), 35, 0.1f, 2.0f), shape));
+
+    const auto run = [&](Device device, std::shared_ptr<Calibration> calibration) {
+        SessionOptions options{.device = device, .precision = Precision::int8};
+        options.strict = device == Device::CUDA;
+        options.calibration = std::move(calibration);
+        const Session session(graph, options);
+        int quantized = 0;
+        for (const PlacementEntry& e : session.placement().nodes)
+            if (e.op == "QuantizedMatMul") {
+                ++quantized;
+                CHECK(e.device == device);
+            }
+        CHECK(quantized == 2);
+        return session.run(batch)["y"].to_vector<float>();
+    };
+    const std::vector<float> exact = Session(graph, {Device::CPU}).run(batch)["y"].to_vector<float>();
+    const std::vector<float> cpu = run(Device::CPU, nullptr), gpu = run(Device::CUDA, nullptr);
+    // The same integers on both; the f32 dequantization and GELU may differ in the last bit,
+    // which can move one of the second product's row quantizations by a step.
+    CHECK(relative_error(gpu, cpu) < 1e-3);
+    CHECK(relative_error(gpu, exact) < 5e-2);
+
+    const auto calibration = std::make_shared<Calibration>(calibrate(graph, {batch}));
+    const std::vector<float> cpu_static = run(Device::CPU, calibration), gpu_static = run(Device::CUDA, calibration);
+    CHECK(relative_error(gpu_static, cpu_static) < 1e-3);
+    CHECK(relative_error(gpu_static, exact) < 5e-2);
+    CHECK(gpu_static != gpu);  // the calibrated range is not each row's own
+}

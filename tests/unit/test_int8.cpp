@@ -292,7 +292,7 @@ TEST_CASE("static int8: calibrate records each product's input range, and sessio
 }
 
 TEST_CASE("precision int8 on a device without int8 kernels is a clear error, and the process carries on", "[int8][errors]") {
-    // A backend with only a Relu: no QuantizedMatMul, as CUDA today.
+    // A backend with only a Relu: no QuantizedMatMul.
     class ReluOnly final : public test_support::HostTestBackend {
     public:
         ReluOnly() : HostTestBackend("reluonly") {

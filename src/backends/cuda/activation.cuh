@@ -3,7 +3,18 @@
 // as the Gelu and Relu kernels (math_elementwise.cu).
 #include "backends/cuda/gemm.hpp"
 
+#include <string>
+
 namespace infer::cuda {
+
+// A fused product's activation attribute ("" | Relu | Gelu | GeluTanh).
+inline Activation activation_named(const Launch& l, const std::string& name) {
+    if (name.empty()) return Activation::none;
+    if (name == "Relu") return Activation::relu;
+    if (name == "Gelu") return Activation::gelu;
+    if (name == "GeluTanh") return Activation::gelu_tanh;
+    l.unsupported("activation '" + name + "'");
+}
 
 __device__ __forceinline__ float activate(float v, Activation activation) {
     switch (activation) {

@@ -50,6 +50,7 @@ public:
         register_pool_kernels(*this);
         register_generator_kernels(*this);
         register_fused_kernels(*this);
+        register_quantized_matmul_kernel(*this);
     }
 
     ~CudaBackend() override {
@@ -252,7 +253,16 @@ private:
             });
     }
 
-    void run(KernelContext& ctx, CudaKernel kernel) {
+    void add_compiled(const std::string& op, DType dtype, CudaKernelFactory factory, WorkspaceSize workspace) override {
+        kernels_.add_compiled(op, dtype, [this, factory, workspace](const CompileContext& c) {
+            CudaKernelFunction kernel = factory(c);
+            return std::make_unique<FunctionKernel>([this, kernel](KernelContext& ctx) { run(ctx, kernel); },
+                                                    workspace ? workspace(c.node()) : 0);
+        });
+    }
+
+    template <class Kernel>
+    void run(KernelContext& ctx, const Kernel& kernel) {
         const int index = ctx.device().index;
         check_index(index);
         DeviceGuard guard(index);

@@ -29,14 +29,6 @@ __global__ void bias_activation_kernel(T* y, const T* bias, int64_t rows, int64_
     }
 }
 
-Activation activation_named(const Launch& l, const std::string& name) {
-    if (name.empty()) return Activation::none;
-    if (name == "Relu") return Activation::relu;
-    if (name == "Gelu") return Activation::gelu;
-    if (name == "GeluTanh") return Activation::gelu_tanh;
-    l.unsupported("activation '" + name + "'");
-}
-
 void run_fused_matmul(const Launch& l) {
     const Tensor& a = l.ctx.input(0);
     const Tensor& b = l.ctx.input(1);

@@ -8,6 +8,7 @@
 #include <infer/error.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -40,12 +41,19 @@ using CudaKernel = void (*)(const Launch&);
 // when the node is compiled into a plan.
 using WorkspaceSize = size_t (*)(const NodeSignature&);
 
+// A kernel with state made once per node when a plan is compiled (a weight prepacked for it,
+// CompileContext::prepacked), for the ops that need more than a plain function.
+using CudaKernelFunction = std::function<void(const Launch&)>;
+using CudaKernelFactory = std::function<CudaKernelFunction(const CompileContext&)>;
+
 // Each op family's file registers its kernels through this.
 class KernelRegistrar {
 public:
     virtual ~KernelRegistrar() = default;
     virtual void add(const std::string& op, const std::vector<DType>& dtypes, CudaKernel kernel,
                      WorkspaceSize workspace = nullptr) = 0;
+    virtual void add_compiled(const std::string& op, DType dtype, CudaKernelFactory factory,
+                              WorkspaceSize workspace = nullptr) = 0;
 };
 
 inline const std::vector<DType> kFloatTypes{DType::f32, DType::f16, DType::bf16};
@@ -71,5 +79,6 @@ void register_normalization_kernels(KernelRegistrar& registrar);  // neural_norm
 void register_conv_kernels(KernelRegistrar& registrar);           // neural_conv.cu
 void register_pool_kernels(KernelRegistrar& registrar);           // neural_pool.cu
 void register_fused_kernels(KernelRegistrar& registrar);          // fused.cu
+void register_quantized_matmul_kernel(KernelRegistrar& registrar);  // fused_quantized_matmul.cu
 
 }  // namespace infer::cuda

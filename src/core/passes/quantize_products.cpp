@@ -30,7 +30,7 @@ void quantize_products(Rewriter& rewriter, const PassContext& context) {
     if (context.precision != Precision::int8) return;
     if (!context.target_runs("QuantizedMatMul"))
         throw Unsupported("precision int8 is not available on " + context.target.name() +
-                          ": it has no QuantizedMatMul kernel (int8 runs on the CPU so far)");
+                          ": it has no QuantizedMatMul kernel");
     const Pattern p(rewriter);
     for (int m : quantizable_products(rewriter)) {
         const NodeIR& node = p.node(m);
