@@ -36,9 +36,10 @@
 #   scripts/gpu-check.sh cnn           build, the Conv/FusedConv op tests on cuda (and under memcheck),
 #                                      the CNNs among the prepared architectures ($INFER_CNN_MODELS,
 #                                      default all nine; made with the machine's torchvision) against the framework on cuda in
-#                                      f32/f16/bf16, then ResNet-50 on cuda at $INFER_CNN_BATCHES
-#                                      (default 1,64) in f16 with PyTorch eager and torch.compile
-#                                      beside it, and MobileNetV2 (depthwise) alone
+#                                      f32/f16/bf16, then ResNet-50 on cuda in f16 at
+#                                      $INFER_CNN_PEER_BATCHES (default 64) with PyTorch eager and
+#                                      torch.compile beside it, and ResNet-50 and MobileNetV2
+#                                      (depthwise) alone at $INFER_CNN_BATCHES (default 1,64)
 #   scripts/gpu-check.sh cpu           build infer-bench, then DistilBERT-base on the CPU alone at
 #                                      a few batches, once per OpenBLAS kernel choice in
 #                                      $INFER_CPU_CORETYPES (default: the detected one), with
@@ -145,16 +146,19 @@ if [[ $mode == cnn ]]; then
   tail -n 4 "$logs/prepare.log"
   timeout 240 build-gpu/bin/e2e_tests --architectures --device cuda "[architectures]" >"$logs/e2e-cnn-cuda.log" 2>&1 || status=1
   grep -E "^e2e|FAILED|test cases|All tests passed" "$logs/e2e-cnn-cuda.log"
-  timeout 120 build-gpu/bin/infer-bench resnet50-random --devices cuda --batch "${INFER_CNN_BATCHES:-1,64}" \
+  # ResNet-50 f16 at the peers' batches (each a torch.compile), then both CNNs at the others alone.
+  timeout 120 build-gpu/bin/infer-bench resnet50-random --devices cuda --batch "${INFER_CNN_PEER_BATCHES:-64}" \
     --precision f16 --warmup 3 --min-runs 10 --min-time 0.5 --profiled-runs 3 --json "$logs/resnet50.json" \
     >"$logs/resnet50.log" 2>&1 || status=1
   cat "$logs/resnet50.log"
   timeout 300 python3 bench/peers/compare.py --no-torch-cpu --peers torch,torch.compile "$logs/resnet50.json" \
     --out "$logs/resnet50-with-peers.json" >"$logs/resnet50-peers.log" 2>&1 || status=1
   cat "$logs/resnet50-peers.log"
-  timeout 60 build-gpu/bin/infer-bench mobilenet-v2-random --devices cuda --batch "${INFER_CNN_BATCHES:-1,64}" \
-    --precision f16 --warmup 3 --min-runs 10 --min-time 0.5 --profiled-runs 3 >"$logs/mobilenet-v2.log" 2>&1 || status=1
-  cat "$logs/mobilenet-v2.log"
+  for model in resnet50-random mobilenet-v2-random; do
+    timeout 60 build-gpu/bin/infer-bench $model --devices cuda --batch "${INFER_CNN_BATCHES:-1,64}" \
+      --precision f16 --warmup 3 --min-runs 10 --min-time 0.5 --profiled-runs 3 >"$logs/$model.log" 2>&1 || status=1
+    cat "$logs/$model.log"
+  done
   echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
   exit $status
 fi
