@@ -156,8 +156,15 @@ if [[ $mode == cnn ]]; then
   cat "$logs/resnet50-peers.log"
   for model in resnet50-random mobilenet-v2-random; do
     timeout 60 build-gpu/bin/infer-bench $model --devices cuda --batch "${INFER_CNN_BATCHES:-1,64}" \
-      --precision f16 --warmup 3 --min-runs 10 --min-time 0.5 --profiled-runs 3 >"$logs/$model.log" 2>&1 || status=1
+      --precision f16 --warmup 3 --min-runs 10 --min-time 0.5 --profiled-runs 3 --json "$logs/$model.json" \
+      >"$logs/$model.log" 2>&1 || status=1
     cat "$logs/$model.log"
+    python3 - "$logs/$model.json" <<'PY' || status=1
+import json, sys
+for m in json.load(open(sys.argv[1]))["measurements"]:
+    ops = ", ".join(f'{o["op"]} {o["ms"]:.3f}' for o in m.get("top_ops_ms", []))
+    print(f'  batch {m["batch"]}: ops (ms): {ops}')
+PY
   done
   echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
   exit $status
