@@ -33,7 +33,7 @@
 #                                      with $INFER_LOAD_ARGS added (e.g. "--precision f16 --workers 2"),
 #                                      through HTTP and/or in process ($INFER_LOAD_WAYS, default http),
 #                                      $INFER_LOAD_CONNECTIONS client connections (default 256 cuda, 128 cpu)
-#   scripts/gpu-check.sh cnn           build, the Conv/FusedConv op tests on cuda (and under memcheck),
+#   scripts/gpu-check.sh cnn           build, the Conv/FusedConv/pool op tests on cuda (and under memcheck),
 #                                      the CNNs among the prepared architectures ($INFER_CNN_MODELS,
 #                                      default all nine; made with the machine's torchvision) against the framework on cuda in
 #                                      f32/f16/bf16, then ResNet-50 on cuda in f16 at
@@ -134,10 +134,10 @@ if [[ $mode == serve ]]; then
 fi
 if [[ $mode == cnn ]]; then
   echo "gpu-check: built in $((SECONDS - start)) s"
-  timeout 120 build-gpu/bin/op_tests --backends=cuda "op Conv,op FusedConv" >"$logs/op-tests-conv.log" 2>&1 || status=1
+  timeout 120 build-gpu/bin/op_tests --backends=cuda "op Conv,op FusedConv,op MaxPool,op AveragePool" >"$logs/op-tests-conv.log" 2>&1 || status=1
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   timeout 200 "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 99 build-gpu/bin/op_tests \
-    --backends=cuda "op Conv,op FusedConv" >"$logs/memcheck-conv.log" 2>&1 || status=1
+    --backends=cuda "op Conv,op FusedConv,op MaxPool,op AveragePool" >"$logs/memcheck-conv.log" 2>&1 || status=1
   grep -E "FAILED|failed|test cases|All tests passed" "$logs/op-tests-conv.log"
   grep -E "ERROR SUMMARY|test cases|All tests passed" "$logs/memcheck-conv.log"
   INFER_PYTHON=python3 timeout 240 scripts/models/prepare.sh ${INFER_CNN_MODELS:-resnet50-random resnet18-random \

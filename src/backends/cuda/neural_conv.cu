@@ -10,7 +10,6 @@
 // - Grouped convolutions unfold one image at a time, a product batched over the groups.
 // Then one epilogue pass adds the bias and Z and clamps, where there is any of them to apply.
 #include "backends/cuda/device_types.cuh"
-#include "backends/cuda/fast_divmod.hpp"
 #include "backends/cuda/gemm.hpp"
 #include "backends/cuda/window.cuh"
 
@@ -51,28 +50,6 @@ __global__ void im2col_kernel(const T* x, T* col, int64_t planes, Window w) {
         col[e] = inside ? x[plane * w.in_size + offset] : T{};
     }
 }
-
-// The 2-D geometry with 32-bit indices and divisions by multiplication (fast_divmod.hpp): the
-// general kernel's 64-bit divisions, six per element, cost more than the copy they serve.
-struct Window2d {
-    int in_h, in_w, out_w, kernel_w;
-    int stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
-    int positions, taps;  // out_h · out_w, kernel_h · kernel_w
-    FastDivmod by_out_w, by_kernel_w, by_positions, by_taps;
-
-    static bool fits(const Window& w, int64_t elements) {
-        return w.spatial == 2 && elements < (int64_t{1} << 31) && w.in_size < (int64_t{1} << 31);
-    }
-    explicit Window2d(const Window& w)
-        : in_h(static_cast<int>(w.in[0])), in_w(static_cast<int>(w.in[1])), out_w(static_cast<int>(w.out[1])),
-          kernel_w(static_cast<int>(w.kernel[1])), stride_h(static_cast<int>(w.stride[0])),
-          stride_w(static_cast<int>(w.stride[1])), dilation_h(static_cast<int>(w.dilation[0])),
-          dilation_w(static_cast<int>(w.dilation[1])), pad_top(static_cast<int>(w.pad_begin[0])),
-          pad_left(static_cast<int>(w.pad_begin[1])), positions(static_cast<int>(w.out_size)),
-          taps(static_cast<int>(w.kernel_size)), by_out_w(static_cast<uint32_t>(w.out[1])),
-          by_kernel_w(static_cast<uint32_t>(w.kernel[1])), by_positions(static_cast<uint32_t>(w.out_size)),
-          by_taps(static_cast<uint32_t>(w.kernel_size)) {}
-};
 
 template <class T>
 __global__ void im2col_2d_kernel(const T* x, T* col, uint32_t n, Window2d w) {
@@ -118,16 +95,16 @@ __global__ void conv_epilogue_kernel(T* y, int64_t channels, int64_t positions, 
 // One thread per output of a depthwise 2-D convolution (weights [C, 1, kh, kw]), f32 sums.
 template <class T>
 __global__ void depthwise_2d_kernel(const T* x, const T* weights, T* y, uint32_t n, int channels, Window2d w,
-                                    int kernel_h, FastDivmod by_channels, Epilogue<T> e) {
+                                    FastDivmod by_channels, Epilogue<T> e) {
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         const uint32_t plane = w.by_positions.quotient(i);  // image · C + channel
         const uint32_t o = i - plane * w.positions;
         const uint32_t channel = plane - by_channels.quotient(plane) * channels;
         const uint32_t oh = w.by_out_w.quotient(o), ow = o - oh * w.out_w;
         const T* x_plane = x + static_cast<size_t>(plane) * w.in_h * w.in_w;
-        const T* filter = weights + static_cast<size_t>(channel) * kernel_h * w.kernel_w;
+        const T* filter = weights + static_cast<size_t>(channel) * w.taps;
         float sum = 0.0f;
-        for (int kh = 0; kh < kernel_h; ++kh) {
+        for (int kh = 0; kh < w.kernel_h; ++kh) {
             const int ih = static_cast<int>(oh) * w.stride_h - w.pad_top + kh * w.dilation_h;
             if (ih < 0 || ih >= w.in_h) continue;
             for (int kw = 0; kw < w.kernel_w; ++kw) {
@@ -208,7 +185,7 @@ void run_conv(const Launch& l) {
             const int64_t n = l.ctx.output(0).numel();
             depthwise_2d_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(
                 static_cast<const T*>(l.in(0)), static_cast<const T*>(l.in(1)), static_cast<T*>(l.out(0)),
-                static_cast<uint32_t>(n), static_cast<int>(channels), Window2d(w), static_cast<int>(w.kernel[0]),
+                static_cast<uint32_t>(n), static_cast<int>(channels), Window2d(w),
                 FastDivmod(static_cast<uint32_t>(channels)), epilogue);
             l.check_launch("depthwise_2d_kernel");
             return;

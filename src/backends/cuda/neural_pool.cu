@@ -1,5 +1,5 @@
-// MaxPool, AveragePool (one thread per output, looping over its window) and GlobalAveragePool
-// (a mean over the spatial axes).
+// MaxPool, AveragePool (one thread per output, looping over its window; 2-D windows on a
+// 32-bit fast path) and GlobalAveragePool (a mean over the spatial axes).
 #include "backends/cuda/block_reduce.cuh"
 #include "backends/cuda/device_types.cuh"
 #include "backends/cuda/reduce.hpp"
@@ -47,6 +47,43 @@ __global__ void pool_kernel(const T* x, T* y, int64_t* indices, bool column_majo
     }
 }
 
+// The same over 2-D windows with 32-bit indices and no divisions per tap (Window2d): the
+// general kernel's 64-bit divisions made ResNet-50's one max pool at batch 64 take 0.86 ms.
+template <class T, bool kMax>
+__global__ void pool_2d_kernel(const T* x, T* y, int64_t* indices, bool column_major, uint32_t n, Window2d w,
+                               bool count_include_pad) {
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const uint32_t plane = w.by_positions.quotient(i);
+        const uint32_t o = i - plane * w.positions;
+        const uint32_t oh = w.by_out_w.quotient(o), ow = o - oh * w.out_w;
+        const size_t base = static_cast<size_t>(plane) * w.in_h * w.in_w;
+        const T* x_plane = x + base;
+        float acc = kMax ? MaxOp::identity : 0.0f;
+        int count = 0;
+        int64_t best_at = -1;
+        for (int kh = 0; kh < w.kernel_h; ++kh) {
+            const int ih = static_cast<int>(oh) * w.stride_h - w.pad_top + kh * w.dilation_h;
+            const bool row_inside = ih >= 0 && ih < w.in_h;
+            const bool row_padded = ih >= -w.pad_top && ih < w.in_h + w.pad_bottom;
+            for (int kw = 0; kw < w.kernel_w; ++kw) {
+                const int iw = static_cast<int>(ow) * w.stride_w - w.pad_left + kw * w.dilation_w;
+                const bool inside = row_inside && iw >= 0 && iw < w.in_w;
+                if (inside) {
+                    const float v = load_float(x_plane[ih * w.in_w + iw]);
+                    if (kMax && (best_at < 0 || (acc == acc && (v > acc || v != v))))
+                        best_at = static_cast<int64_t>(base) + (column_major ? ih + static_cast<int64_t>(iw) * w.in_h
+                                                                             : static_cast<int64_t>(ih) * w.in_w + iw);
+                    acc = kMax ? MaxOp{}(acc, v) : acc + v;
+                }
+                if (count_include_pad ? row_padded && iw >= -w.pad_left && iw < w.in_w + w.pad_right : inside) ++count;
+            }
+        }
+        if (!kMax) acc = count > 0 ? acc / static_cast<float>(count) : 0.0f;
+        y[i] = store<T>(static_cast<Compute<T>>(acc));
+        if (indices) indices[i] = best_at;
+    }
+}
+
 template <bool kMax>
 void run_pool(const Launch& l) {
     const Tensor& x = l.ctx.input(0);
@@ -56,9 +93,17 @@ void run_pool(const Launch& l) {
     dispatch_float(x.dtype(), l, [&](auto tag) {
         using T = typename decltype(tag)::type;
         int64_t* indices = kMax && l.ctx.num_outputs() > 1 ? static_cast<int64_t*>(l.out(1)) : nullptr;
+        const bool column_major = l.ctx.attrs().get_int("storage_order", 0) != 0;
+        const int64_t n = planes * w.out_size;
+        if (Window2d::fits(w, n) && planes * w.in_size < (int64_t{1} << 31)) {
+            pool_2d_kernel<T, kMax><<<grid_for(n), kBlock, 0, l.handle()>>>(
+                static_cast<const T*>(l.in(0)), static_cast<T*>(l.out(0)), indices, column_major,
+                static_cast<uint32_t>(n), Window2d(w), count_include_pad);
+            l.check_launch("pool_2d_kernel");
+            return;
+        }
         pool_kernel<T, kMax><<<grid_for(planes * w.out_size), kBlock, 0, l.handle()>>>(
-            static_cast<const T*>(l.in(0)), static_cast<T*>(l.out(0)), indices, l.ctx.attrs().get_int("storage_order", 0) != 0, planes, w,
-            count_include_pad);
+            static_cast<const T*>(l.in(0)), static_cast<T*>(l.out(0)), indices, column_major, planes, w, count_include_pad);
         l.check_launch("pool_kernel");
     });
 }
