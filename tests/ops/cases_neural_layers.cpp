@@ -151,6 +151,10 @@ std::vector<Case> neural_layers_cases() {
              {{1, 32, 15, 15}, {32, 1, 3, 3}, true, 32, {{}, {2, 2}, {}, {1, 1, 1, 1}}},    // depthwise, strided
              {{3, 6, 9, 9}, {6, 1, 3, 3}, true, 6, {{}, {}, {2, 2}, {2, 2, 2, 2}}},         // depthwise, dilated, 3 images
              {{2, 8, 5, 5}, {8, 2, 1, 1}, false, 4, {}},                                   // grouped 1x1
+             // Narrow depthwise planes, eight at a time: two outputs per input channel, and a
+             // 5x5 kernel of stride 2 with 24 planes over two images.
+             {{1, 4, 7, 7}, {8, 1, 3, 3}, true, 4, {{}, {}, {}, {1, 1, 1, 1}}},
+             {{2, 12, 13, 13}, {12, 1, 5, 5}, true, 12, {{}, {2, 2}, {}, {2, 2, 2, 2}}},
              {{1, 2, 4, 5, 3}, {3, 2, 2, 3, 2}, true, 1, {{}, {}, {}, {1, 0, 1, 0, 1, 0}}}}) {  // 3-D
         std::vector<InputSpec> inputs{x("X", s.x), x("W", s.w)};
         if (s.bias) inputs.push_back(x("B", Shape{s.w[0]}));

@@ -64,14 +64,125 @@ __attribute__((target("avx2,fma"))) void depthwise3x3_row(const float* const row
     for (; ow < out; ++ow) scalar(ow);
 }
 
+// Narrow planes: a row of 7 or 14 outputs leaves the row kernel above little to do in vectors.
+// Eight planes at a time instead, interleaved so that each lane is a plane: every tap is one
+// vector multiply-add over the eight, whatever the kernel, stride, dilation or padding.
+inline constexpr int64_t kInterleavedWidth = 16;  // widest output row that takes this way (measured: 28 lost)
+
+struct DepthwisePlanes {  // lanes [0, count) of a group of eight planes
+    const float* in[8];
+    const float* kernel[8];
+    float* out[8];
+    const float* residual[8];  // Z's planes, or null
+    float bias[8];
+    int count;
+};
+
+// r[j] becomes the j-th column of the 8x8 block whose rows were r[0..7].
+__attribute__((target("avx2"))) inline void transpose8x8(__m256 r[8]) {
+    __m256 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int i = 0; i < 4; ++i) {
+        r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+        r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+    }
+}
+
+// act(sums + bias + Z) of each plane; the caller's planes are finished here. The planes go in
+// and out through 8x8 transposes in registers.
+__attribute__((target("avx2,fma"))) void depthwise_interleaved(const DepthwisePlanes& p, const ConvGeometry& g,
+                                                               ConvActivation activation, std::vector<float>& scratch) {
+    const SpatialAxis& h = g.axes[0];
+    const SpatialAxis& v = g.axes[1];
+    scratch.resize(static_cast<size_t>((g.input_size + g.taps + g.positions) * 8));
+    float* x = scratch.data();
+    float* taps = x + g.input_size * 8;
+    float* y = taps + g.taps * 8;
+    const float* in[8];  // lanes past count repeat the first plane
+    for (int lane = 0; lane < 8; ++lane) in[lane] = p.in[lane < p.count ? lane : 0];
+    int64_t i = 0;
+    for (; i + 8 <= g.input_size; i += 8) {
+        __m256 r[8];
+        for (int lane = 0; lane < 8; ++lane) r[lane] = _mm256_loadu_ps(in[lane] + i);
+        transpose8x8(r);
+        for (int j = 0; j < 8; ++j) _mm256_storeu_ps(x + (i + j) * 8, r[j]);
+    }
+    for (; i < g.input_size; ++i)
+        for (int lane = 0; lane < 8; ++lane) x[i * 8 + lane] = in[lane][i];
+    for (int lane = 0; lane < 8; ++lane)
+        for (int64_t t = 0; t < g.taps; ++t) taps[t * 8 + lane] = p.kernel[lane < p.count ? lane : 0][t];
+    for (int64_t oh = 0; oh < h.out; ++oh)
+        for (int64_t ow = 0; ow < v.out; ++ow) {
+            __m256 sum = _mm256_setzero_ps();
+            for (int64_t ki = 0; ki < h.kernel; ++ki) {
+                const int64_t ih = oh * h.stride - h.pad_begin + ki * h.dilation;
+                if (ih < 0 || ih >= h.in) continue;
+                for (int64_t kj = 0; kj < v.kernel; ++kj) {
+                    const int64_t iw = ow * v.stride - v.pad_begin + kj * v.dilation;
+                    if (iw < 0 || iw >= v.in) continue;
+                    sum = _mm256_fmadd_ps(_mm256_loadu_ps(taps + (ki * v.kernel + kj) * 8),
+                                          _mm256_loadu_ps(x + (ih * v.in + iw) * 8), sum);
+                }
+            }
+            _mm256_storeu_ps(y + (oh * v.out + ow) * 8, sum);
+        }
+    const __m256 low = _mm256_set1_ps(activation.low), high = _mm256_set1_ps(activation.high);
+    for (i = 0; i + 8 <= g.positions; i += 8) {
+        __m256 r[8];
+        for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(y + (i + j) * 8);
+        transpose8x8(r);  // r[lane]: eight positions of one plane
+        for (int lane = 0; lane < p.count; ++lane) {
+            __m256 value = _mm256_add_ps(r[lane], _mm256_set1_ps(p.bias[lane]));
+            if (p.residual[lane]) value = _mm256_add_ps(value, _mm256_loadu_ps(p.residual[lane] + i));
+            _mm256_storeu_ps(p.out[lane] + i, _mm256_min_ps(high, _mm256_max_ps(low, value)));  // NaN stays NaN
+        }
+    }
+    for (; i < g.positions; ++i)
+        for (int lane = 0; lane < p.count; ++lane) {
+            float value = y[i * 8 + lane] + p.bias[lane];
+            if (p.residual[lane]) value += p.residual[lane][i];
+            p.out[lane][i] = std::min(std::max(value, activation.low), activation.high);  // NaN stays NaN
+        }
+}
+
 // Depthwise 2-D convolution (one input channel per group). Planes run over (image, output
-// channel); `multiplier` output channels share an input channel. 3x3 kernels of stride 1 or 2
-// without dilation (MobileNet's) take the AVX2 row kernel above; others sum a tap at a time.
-void depthwise(const float* x, const float* w, const ConvGeometry& g, int64_t images,
-               int64_t out_channels, int64_t multiplier, float* y) {
+// channel); `multiplier` output channels share an input channel. With AVX2, output rows up to
+// kInterleavedWidth wide go eight planes at a time (depthwise_interleaved, finished there:
+// returns true); wider 3x3 kernels of stride 1 or 2 without dilation (MobileNet's) take the
+// AVX2 row kernel above; others sum a tap at a time. The caller finishes those planes.
+bool depthwise(const float* x, const float* w, const ConvGeometry& g, int64_t images, int64_t out_channels,
+               int64_t multiplier, const float* bias, const float* residual, ConvActivation activation, float* y) {
     const SpatialAxis& h = g.axes[0];
     const SpatialAxis& v = g.axes[1];
     const int64_t planes = images * out_channels;
+    if (has_avx2_fma() && v.out <= kInterleavedWidth) {
+        parallel_for((planes + 7) / 8, grain_for(8 * g.positions * g.taps), [&](int64_t begin, int64_t end) {
+            thread_local std::vector<float> scratch;  // eight planes' input, taps and sums
+            for (int64_t group = begin; group < end; ++group) {
+                DepthwisePlanes p{};
+                p.count = static_cast<int>(std::min<int64_t>(8, planes - group * 8));
+                for (int lane = 0; lane < p.count; ++lane) {
+                    const int64_t plane = group * 8 + lane;
+                    p.in[lane] = x + plane / multiplier * g.input_size;
+                    p.kernel[lane] = w + plane % out_channels * g.taps;
+                    p.out[lane] = y + plane * g.positions;
+                    p.residual[lane] = residual ? residual + plane * g.positions : nullptr;
+                    p.bias[lane] = bias ? bias[plane % out_channels] : 0.0f;
+                }
+                depthwise_interleaved(p, g, activation, scratch);
+            }
+        });
+        return true;
+    }
     const bool row_kernel = has_avx2_fma() && h.kernel == 3 && v.kernel == 3 && h.dilation == 1 && v.dilation == 1 &&
                             v.stride <= 2;
     parallel_for(planes, grain_for(g.positions * g.taps), [&](int64_t begin, int64_t end) {
@@ -112,6 +223,7 @@ void depthwise(const float* x, const float* w, const ConvGeometry& g, int64_t im
             }
         }
     });
+    return false;
 }
 
 // One product per image and group: weights [M/group, C/group * taps] x columns. On our own f32
@@ -183,8 +295,8 @@ void conv_kernel(KernelContext& ctx) {
     if (g.channels == 0)
         std::memset(py, 0, y.nbytes());  // no taps: sgemm would leave the output unwritten
     else if (g.channels == 1 && group > 1 && g.axes.size() == 2)
-        depthwise(x.data<float>(), w.data<float>(), g, images, out_channels, out_channels / group,
-                  py);
+        finished = depthwise(x.data<float>(), w.data<float>(), g, images, out_channels, out_channels / group, bias,
+                             residual, activation, py);
     else
         finished = grouped_gemm(ctx, x.data<float>(), w.data<float>(), {py, false, g.positions, bias, residual, activation}, g,
                                 images, out_channels, group, py);
