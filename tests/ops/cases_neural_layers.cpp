@@ -177,6 +177,10 @@ std::vector<Case> neural_layers_cases() {
         {{1, 3, 9, 8}, {{3, 3}, {2, 3}, {}, {}, "SAME_UPPER"}},
         {{1, 2, 17}, {{4}, {3}, {}, {1, 2}}},                               // 1-D
         {{2, 8, 33, 33}, {{3, 3}, {2, 2}, {}, {1, 1, 1, 1}}},               // larger
+        // Rows wide enough for the AVX2 max-pool rows (eight outputs at a time, a masked tail):
+        // stride 1, and stride 2 with ceil_mode and asymmetric pads.
+        {{1, 2, 9, 37}, {{3, 3}, {1, 1}, {}, {1, 1, 1, 1}}},
+        {{2, 3, 20, 45}, {{3, 2}, {2, 2}, {}, {1, 0, 0, 1}, "NOTSET", true}},
         {{1, 2, 5, 6, 7}, {{2, 3, 2}, {2, 2, 1}, {}, {1, 0, 1, 0, 1, 1}}},  // 3-D
         {{2, 3, 4, 4, 5}, {{2, 2, 2}, {1, 2, 2}, {}, {}, "NOTSET", true}},  // 3-D, ceil_mode
     };

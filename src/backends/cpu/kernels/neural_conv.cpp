@@ -9,6 +9,7 @@
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/packed_float_gemm.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
+#include "backends/cpu/kernels/strided_load.hpp"
 #include "backends/cpu/kernels/neural_kernels.hpp"
 
 
@@ -21,14 +22,6 @@
 namespace infer::cpu {
 
 namespace {
-
-// Eight values x[base + stride·i] (i < 8) for stride 1 or 2: two loads, the even or odd lanes.
-__attribute__((target("avx2"))) inline __m256 strided8(const float* x, int64_t stride) {
-    if (stride == 1) return _mm256_loadu_ps(x);
-    const __m256 a = _mm256_loadu_ps(x), b = _mm256_loadu_ps(x + 8);
-    const __m256 evens = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));  // a0 a2 b0 b2 | a4 a6 b4 b6
-    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(evens), _MM_SHUFFLE(3, 1, 2, 0)));
-}
 
 // One output row of a 3x3 depthwise convolution (stride 1 or 2, no dilation) eight columns at a
 // time where all three taps of every column are inside the input row and the loads stay in it;

@@ -1,8 +1,10 @@
 // MaxPool (with its Indices output), AveragePool (1-D to 3-D windows), GlobalAveragePool and
 // MaxUnpool over [N, C, spatial...].
+#include "backends/cpu/kernels/cpu_features.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
+#include "backends/cpu/kernels/strided_load.hpp"
 #include "backends/cpu/kernels/neural_kernels.hpp"
 #include "core/ops/shapes_neural.hpp"
 
@@ -11,6 +13,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
+#include <vector>
 
 namespace infer::cpu {
 
@@ -61,6 +65,65 @@ int64_t column_index(const std::array<PoolAxis, kPoolAxes>& a, int64_t row_major
     return (w * a[1].in + h) * a[0].in + d;
 }
 
+// max(a, b) that returns NaN when either is NaN (the generic loop's rule: a NaN in the window is
+// the result); _mm256_max_ps alone gives its second operand back when one is NaN.
+__attribute__((target("avx2"))) inline __m256 max_keeping_nan(__m256 a, __m256 b) {
+    return _mm256_blendv_ps(_mm256_max_ps(a, b), a, _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+}
+
+// 2-D max pooling of floats without Indices and without dilation, the row stride 1 or 2 (a
+// ResNet's stem: 3x3, stride 2), with AVX2: per output row, the maximum down the window's rows
+// first, into a row padded with -inf on both sides, then across it eight outputs at a time
+// (ResNet-50's stem pool took 1.29 ms on 2 cores in the loop below, ONNX Runtime 0.09 ms).
+bool max_pool_2d_rows(const float* px, float* py, int64_t planes, const std::array<PoolAxis, kPoolAxes>& a,
+                      const Taps* rows_of) {
+    const PoolAxis& h = a[1];
+    const PoolAxis& w = a[2];
+    if (!has_avx2() || a[0].in != 1 || a[0].kernel != 1 || h.dilation != 1 || w.dilation != 1 || w.stride > 2) return false;
+    const int64_t blocks = (w.out + 7) / 8;
+    // The padded row: pad_begin of -inf, the row's maxima, then -inf as far as the last block reads.
+    const int64_t length = std::max(w.pad_begin + w.in, (blocks * 8 - 1) * w.stride + w.kernel + 8 * w.stride);
+    parallel_for(planes, grain_for(h.out * w.in * h.kernel), [&](int64_t begin, int64_t end) {
+        thread_local std::vector<float> padded;  // one row: bounded by the input's width
+        padded.assign(static_cast<size_t>(length), -std::numeric_limits<float>::infinity());
+        float* row = padded.data() + w.pad_begin;
+        const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        for (int64_t p = begin; p < end; ++p) {
+            const float* in = px + p * h.in * w.in;
+            float* out = py + p * h.out * w.out;
+            for (int64_t oh = 0; oh < h.out; ++oh) {
+                const Taps t = rows_of[oh];
+                const int64_t ih0 = oh * h.stride - h.pad_begin;
+                if (t.first >= t.last) {
+                    std::fill(row, row + w.in, -std::numeric_limits<float>::infinity());
+                } else {
+                    std::copy_n(in + (ih0 + t.first) * w.in, w.in, row);
+                    for (int64_t kh = t.first + 1; kh < t.last; ++kh) {
+                        const float* next = in + (ih0 + kh) * w.in;
+                        int64_t i = 0;
+                        for (; i + 8 <= w.in; i += 8)
+                            _mm256_storeu_ps(row + i, max_keeping_nan(_mm256_loadu_ps(row + i), _mm256_loadu_ps(next + i)));
+                        for (; i < w.in; ++i)
+                            if (row[i] == row[i] && (next[i] != next[i] || next[i] > row[i])) row[i] = next[i];
+                    }
+                }
+                float* dst = out + oh * w.out;
+                for (int64_t ow = 0; ow < w.out; ow += 8) {
+                    const float* x = padded.data() + ow * w.stride;  // row index ow·stride - pad_begin
+                    __m256 best = strided8(x, w.stride);
+                    for (int64_t kw = 1; kw < w.kernel; ++kw) best = max_keeping_nan(best, strided8(x + kw, w.stride));
+                    const int64_t count = std::min<int64_t>(8, w.out - ow);
+                    if (count == 8)
+                        _mm256_storeu_ps(dst + ow, best);
+                    else
+                        _mm256_maskstore_ps(dst + ow, _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), lanes), best);
+                }
+            }
+        }
+    });
+    return true;
+}
+
 // T is float for AveragePool and for MaxPool of floats (f16/bf16 convert at the boundary), or
 // an integer type for MaxPool. MaxPool's optional Indices output gets the flat (row-major)
 // index into X of each maximum, the first one on ties.
@@ -84,6 +147,8 @@ void pool_kernel(KernelContext& ctx) {
         axis_taps[d] = bounds + at;
         for (int64_t o = 0; o < a[d].out; ++o) axis_taps[d][o] = taps(a[d], o);
     }
+    if constexpr (kMax && std::is_same_v<T, float>)
+        if (!indices && max_pool_2d_rows(px, py, planes, a, axis_taps[1])) return;
     const int64_t in_size = a[0].in * a[1].in * a[2].in, out_size = a[0].out * a[1].out * a[2].out;
     const int64_t work = out_size * a[0].kernel * a[1].kernel * a[2].kernel;
     parallel_for(planes, grain_for(work), [&](int64_t begin, int64_t end) {
