@@ -260,7 +260,11 @@ std::vector<Case> math_arithmetic_cases() {
                                                // vectors: CUDA's skinny kernel along k
                                                {2, 64, 40, false, true, 1, 1, Shape{40}},
                                                {5, 256, 24, false, true, 0.5f, 0, std::nullopt},
-                                               {1, 768, 33, false, true, 1, 1, Shape{33}}}) {
+                                               {1, 768, 33, false, true, 1, 1, Shape{33}},
+                                               // one row by Bᵀ large enough to share (the CPU's
+                                               // gemv over blocks of B's rows), A transposed too
+                                               {1, 1024, 600, false, true, 0.5f, 2.0f, Shape{1, 600}},
+                                               {1, 2048, 1000, true, true, 1, 1, Shape{1000}}}) {
         const Shape sa = g.ta ? Shape{g.k, g.m} : Shape{g.m, g.k}, sb = g.tb ? Shape{g.n, g.k} : Shape{g.k, g.n};
         std::vector<InputSpec> inputs{x("A", sa), x("B", sb)};
         if (g.c) inputs.push_back(x("C", *g.c));
