@@ -191,15 +191,21 @@ struct QuantizedMatMul {
             static_cast<const float*>(l.in(0)), rows, layout.k, layout.kp, range.has_value(),
             range ? range->first : 0.0f, range ? range->second : 0.0f, values, scales, zeros);
         l.check_launch("quantize_rows_kernel");
-        // Column-major for cuBLAS: acc^T [np, rows] = Wq [kp, np]^T · Aq^T [kp, rows].
+        // Column-major for cuBLAS: acc^T [np, rows] = Wq [kp, np]^T · Aq^T [kp, rows]; with
+        // k = 0 the sums are zeros (cuBLAS takes no empty inner dimension).
         const int32_t one = 1, none = 0;
-        INFER_CUBLAS_CHECK(cublasGemmEx(l.stream.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(layout.np),
-                                        static_cast<int>(rows_padded), static_cast<int>(layout.kp), &one, w, CUDA_R_8I,
-                                        static_cast<int>(layout.kp), values, CUDA_R_8I, static_cast<int>(layout.kp),
-                                        &none, acc, CUDA_R_32I, static_cast<int>(layout.np), CUBLAS_COMPUTE_32I,
-                                        CUBLAS_GEMM_DEFAULT),
-                           l.where() + ", int8 product " + std::to_string(rows_padded) + "x" +
-                               std::to_string(layout.np) + "x" + std::to_string(layout.kp));
+        if (layout.kp == 0)
+            INFER_CUDA_CHECK(cudaMemsetAsync(acc, 0, static_cast<size_t>(rows_padded * layout.np) * sizeof(int32_t),
+                                             l.handle()),
+                             l.where());
+        else
+            INFER_CUBLAS_CHECK(cublasGemmEx(l.stream.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(layout.np),
+                                            static_cast<int>(rows_padded), static_cast<int>(layout.kp), &one, w,
+                                            CUDA_R_8I, static_cast<int>(layout.kp), values, CUDA_R_8I,
+                                            static_cast<int>(layout.kp), &none, acc, CUDA_R_32I,
+                                            static_cast<int>(layout.np), CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT),
+                               l.where() + ", int8 product " + std::to_string(rows_padded) + "x" +
+                                   std::to_string(layout.np) + "x" + std::to_string(layout.kp));
         const auto count = static_cast<uint32_t>(rows * layout.n);
         dequantize_kernel<<<grid_for(count), kBlock, 0, l.handle()>>>(
             acc, layout.np, scales, zeros, reinterpret_cast<const float*>(w + layout.scales_offset()),
