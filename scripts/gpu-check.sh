@@ -99,6 +99,15 @@ if ! { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
   echo "gpu-check: build FAILED after $((SECONDS - start)) s (log: $logs/build.log)"
   exit 1
 fi
+# Per measured point of an infer-bench JSON document: its median and the ops that took the time.
+top_ops() {
+  python3 - "$1" <<'PY'
+import json, sys
+for m in json.load(open(sys.argv[1]))["measurements"]:
+    ops = ", ".join(f'{o["op"]} {o["ms"]:.3f}' for o in m.get("top_ops_ms", []))
+    print(f'{m["precision"]} batch {m["batch"]}: median {m["latency_ms"]["median"]:.3f} ms; ops (ms): {ops}')
+PY
+}
 # MiniLM with real weights cannot be exported here (no registry): it is carried in .carry/
 # (scripts/models/pack-minilm-for-device.py), its model.onnx perhaps xz-compressed.
 unpack_carried_minilm() {
@@ -159,12 +168,7 @@ if [[ $mode == cnn ]]; then
       --precision f16 --warmup 3 --min-runs 10 --min-time 0.5 --profiled-runs 3 --json "$logs/$model.json" \
       >"$logs/$model.log" 2>&1 || status=1
     cat "$logs/$model.log"
-    python3 - "$logs/$model.json" <<'PY' || status=1
-import json, sys
-for m in json.load(open(sys.argv[1]))["measurements"]:
-    ops = ", ".join(f'{o["op"]} {o["ms"]:.3f}' for o in m.get("top_ops_ms", []))
-    print(f'  batch {m["batch"]}: ops (ms): {ops}')
-PY
+    top_ops "$logs/$model.json" || status=1
   done
   echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
   exit $status
@@ -310,13 +314,7 @@ if [[ $mode == cpu ]]; then
         --min-time 1 --json "$logs/$tag.json" ${INFER_BENCH_ARGS:-} ) >"$logs/$tag.log" 2>&1 || status=1
     echo "== OPENBLAS_CORETYPE=$coretype"
     cat "$logs/$tag.log"
-    python3 - "$logs/$tag.json" <<'PY' || status=1
-import json, sys
-doc = json.load(open(sys.argv[1]))
-for m in doc["measurements"]:
-    ops = ", ".join(f'{o["op"]} {o["ms"]:.2f}' for o in m.get("top_ops_ms", []))
-    print(f'batch {m["batch"]}: median {m["latency_ms"]["median"]:.2f} ms; ops (ms): {ops}')
-PY
+    top_ops "$logs/$tag.json" || status=1
   done
   # The peers once, against the first kernel choice measured.
   coretypes=(${INFER_CPU_CORETYPES:-detected})

@@ -1,6 +1,5 @@
 #include "backends/cuda/kernel_support.hpp"
 
-#include <cstdlib>
 #include <string>
 
 namespace infer::cuda {
