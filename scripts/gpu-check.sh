@@ -13,12 +13,14 @@
 #   scripts/gpu-check.sh checkpoints   build, make the small random-weight Hugging Face checkpoints
 #                                      with the machine's Python (torch, transformers), then the
 #                                      graphs infer builds from them against transformers on cuda
-#   scripts/gpu-check.sh generation    build, make gpt2/t5-tiny-generation's references with the machine's
-#                                      transformers, the generation tests on cuda and cpu (and under
-#                                      memcheck), then GPT-2 small (random weights, made there)
-#                                      and T5-small against generate(): bench/generation/compare.py at
-#                                      $INFER_GEN_POINTS for each of $INFER_GEN_MODELS (empty: none);
-#                                      INFER_GEN_TESTS=0 leaves the tests out
+#   scripts/gpu-check.sh generation    build, prepare gpt2/t5-tiny-generation and the full-size
+#                                      $INFER_GEN_MODELS (default "gpt2-small t5-small": their
+#                                      -generation folders, random weights and generate()'s ids made
+#                                      with the machine's transformers), the generation tests on cuda
+#                                      and cpu (ids against generate(); the tiny ones under memcheck
+#                                      too), then the speed against generate():
+#                                      bench/generation/compare.py at $INFER_GEN_POINTS for each of
+#                                      $INFER_GEN_MODELS; INFER_GEN_TESTS=0 leaves the tests out
 #   scripts/gpu-check.sh bench         build infer-bench, then DistilBERT-base at sequence 128,
 #                                      batches 1-256, f32/f16, pinned/pageable, cpu and cuda, and
 #                                      the peers (ONNX Runtime, PyTorch): JSON and report in logs
@@ -209,32 +211,30 @@ if [[ $mode == checkpoints ]]; then
 fi
 if [[ $mode == generation ]]; then
   echo "gpu-check: built in $((SECONDS - start)) s"
-  if [[ ${INFER_GEN_TESTS:-1} != 0 ]]; then
-  INFER_PYTHON=python3 timeout 300 scripts/models/prepare.sh gpt2-tiny-generation t5-tiny-generation \
+  full_size=()
+  for model in ${INFER_GEN_MODELS-gpt2-small t5-small}; do full_size+=("$model-generation"); done
+  INFER_PYTHON=python3 timeout 400 scripts/models/prepare.sh gpt2-tiny-generation t5-tiny-generation "${full_size[@]}" \
     >"$logs/prepare.log" 2>&1 || { tail -n 20 "$logs/prepare.log"; exit 1; }
+  if [[ ${INFER_GEN_TESTS:-1} != 0 ]]; then
   # (Loops write to their log, shown after: a loop piped to tee runs in a subshell, losing status.)
   for device in cuda cpu; do
     timeout 300 build-gpu/bin/e2e_tests --checkpoints --device "$device" "[generation]" >>"$logs/e2e-generation.log" 2>&1 || status=1
   done
   grep -E "^e2e|FAILED|failed|test cases|All tests passed" "$logs/e2e-generation.log"
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  timeout 200 "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 99 build-gpu/bin/e2e_tests \
-    --checkpoints --device cuda "[generation]" "~one generator serves*" >"$logs/memcheck-generation.log" 2>&1 || status=1
+  # Memcheck on the tiny models only (a folder of links to them): the full-size ones take minutes under it.
+  mkdir -p /tmp/infer-tiny-generation
+  for model in gpt2-tiny-generation t5-tiny-generation; do ln -sfn "$PWD/.cache/models/$model" /tmp/infer-tiny-generation/; done
+  INFER_MODEL_CACHE=/tmp/infer-tiny-generation timeout 200 "$sanitizer" --tool memcheck --report-api-errors no \
+    --error-exitcode 99 build-gpu/bin/e2e_tests --checkpoints --device cuda "[generation]" "~one generator serves*" \
+    >"$logs/memcheck-generation.log" 2>&1 || status=1
   grep -E "ERROR SUMMARY|test cases|All tests passed" "$logs/memcheck-generation.log"
   fi
-  # The speed: GPT-2 small and T5-small (transformers' default configurations, random weights made
-  # here) against generate() on the same GPU and CPU cores.
-  if [[ -n ${INFER_GEN_MODELS-x} ]]; then python3 - /tmp/infer-generation-models <<'PY' >"$logs/make-models.log" 2>&1 || status=1
-import sys, torch, transformers
-torch.manual_seed(0)
-for name, model in (("gpt2-small", transformers.GPT2LMHeadModel(transformers.GPT2Config(pad_token_id=0))),
-                    ("t5-small", transformers.T5ForConditionalGeneration(transformers.T5Config(decoder_start_token_id=0, pad_token_id=0)))):
-    model.save_pretrained(f"{sys.argv[1]}/{name}")
-PY
-  fi
-  for model in ${INFER_GEN_MODELS-gpt2-small t5-small}; do
+  # The speed: GPT-2 small and T5-small (transformers' default configurations, random weights)
+  # against generate() on the same GPU and CPU cores.
+  for model in "${full_size[@]}"; do
     echo "== $model, prompt 32, 64 new tokens" >>"$logs/generation-speed.log"
-    timeout 400 python3 bench/generation/compare.py /tmp/infer-generation-models/$model --infer-bench build-gpu/bin/infer-bench \
+    timeout 400 python3 bench/generation/compare.py .cache/models/$model --infer-bench build-gpu/bin/infer-bench \
       --points "${INFER_GEN_POINTS:-cuda:f16:1,cuda:f16:32,cuda:f32:1,cpu:f32:1}" --prompt 32 --new 64 --runs 5 \
       --json "$logs/generation-$model.json" >>"$logs/generation-speed.log" 2>&1 || status=1
   done

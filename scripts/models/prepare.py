@@ -720,6 +720,10 @@ CHECKPOINTS = {
     "gpt2-tiny-generation": ("GPT2LMHeadModel", "GPT2Config",
                              dict(n_embd=64, n_layer=2, n_head=4, n_positions=128, vocab_size=1000, pad_token_id=0),
                              ["input_ids", "attention_mask"], None, "logits"),
+    # GPT-2 small itself (500 MB), prepared only when named: generation's ids at full size, where
+    # a 50 257-word vocabulary leaves close calls between the top two tokens.
+    "gpt2-small-generation": ("GPT2LMHeadModel", "GPT2Config", dict(pad_token_id=0), ["input_ids", "attention_mask"],
+                              None, "logits"),
 }
 
 # A larger perturbation where 0.05 leaves the token embedding dominant: a tied-embedding model
@@ -782,26 +786,45 @@ def write_generation_references(out, model_class="GPT2LMHeadModel"):
                           f"{eos}: " + ", ".join(case["name"] for case in GENERATION_CASES)}
 
 
-# A random-weight T5 (t5-small's layout, narrower) for generation against generate().
-T5_GENERATION = dict(vocab_size=1000, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_decoder_layers=2, num_heads=4,
-                     feed_forward_proj="relu", tie_word_embeddings=True, pad_token_id=0, decoder_start_token_id=0)
+# Random-weight T5s for generation against generate(): t5-small's layout narrowed, and t5-small
+# itself (T5Config's defaults, 240 MB; prepared only when named).
+T5_GENERATION = {
+    "t5-tiny-generation": dict(vocab_size=1000, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_decoder_layers=2,
+                               num_heads=4, feed_forward_proj="relu", tie_word_embeddings=True, pad_token_id=0,
+                               decoder_start_token_id=0),
+    "t5-small-generation": dict(pad_token_id=0, decoder_start_token_id=0),
+}
 
 
-def prepare_t5_generation(out):
+# T5 does not scale attention scores by 1/sqrt(d): N(0, 0.15) on t5-small's query and key weights
+# (initialised 27 times narrower there) makes scores of hundreds and a nearly one-hot softmax,
+# where f32 itself is too coarse: transformers' f32 and f64 runs of such a model differ by 1e-2 in
+# beam scores, and beam search picks other hypotheses. Perturbed by their own spread, the two
+# agree to 1e-5 and generation still varies its tokens. (The narrow T5's are 5 times narrower, fine.)
+T5_QUERY_KEY_OWN_SPREAD = {"t5-small-generation"}
+
+
+def prepare_t5_generation(out, name):
     """T5ForConditionalGeneration with seeded random weights (+ N(0, 0.15) on every parameter, as
-    for gpt2-tiny-generation), save_pretrained, and generate()'s references."""
+    for gpt2-tiny-generation; in T5_QUERY_KEY_OWN_SPREAD, the attention's query and key weights
+    + N(0, their own spread)), save_pretrained, and generate()'s references."""
+    import re
+
     import torch
     import transformers
 
     torch.manual_seed(SEED)
-    config = transformers.T5Config(**T5_GENERATION)
+    config = transformers.T5Config(**T5_GENERATION[name])
     model = transformers.T5ForConditionalGeneration(config).eval()
     with torch.no_grad():
-        for parameter in model.parameters():
-            parameter.add_(torch.randn_like(parameter) * 0.15)
+        for parameter_name, parameter in model.named_parameters():
+            own = name in T5_QUERY_KEY_OWN_SPREAD and re.search(r"\.(q|k)\.weight$", parameter_name)
+            spread = parameter.std() if own else 0.15
+            parameter.add_(torch.randn_like(parameter) * spread)
     model.save_pretrained(str(out), safe_serialization=True)
-    manifest = {"source": f"transformers T5ForConditionalGeneration(T5Config({T5_GENERATION})) with random weights "
-                          f"(+ N(0, 0.15)), torch.manual_seed({SEED}), save_pretrained",
+    manifest = {"source": f"transformers T5ForConditionalGeneration(T5Config({T5_GENERATION[name]})) with random weights "
+                          "(+ N(0, 0.15)" + (", query and key weights + N(0, their spread)" if name in T5_QUERY_KEY_OWN_SPREAD
+                                             else "") + f"), torch.manual_seed({SEED}), save_pretrained",
                 "output": "logits", "inputs": ["input_ids", "attention_mask"]}
     manifest.update(write_generation_references(out, "T5ForConditionalGeneration"))
     return manifest
@@ -1044,7 +1067,8 @@ def prepare_minilm_static_ort(out, operator_format):
     }
 
 
-PREPARE = {"all-MiniLM-L6-v2": prepare_minilm, "t5-tiny-generation": prepare_t5_generation,
+PREPARE = {"all-MiniLM-L6-v2": prepare_minilm,
+           **{name: (lambda out, name=name: prepare_t5_generation(out, name)) for name in T5_GENERATION},
            "all-MiniLM-L6-v2-int8-ort": prepare_minilm_int8_ort,
            "all-MiniLM-L6-v2-qdq-ort": lambda out: prepare_minilm_static_ort(out, operator_format=False),
            "all-MiniLM-L6-v2-qop-ort": lambda out: prepare_minilm_static_ort(out, operator_format=True)}
@@ -1066,7 +1090,7 @@ def prepare(name):
     partial.mkdir(parents=True)
     if name in CHECKPOINTS:
         manifest = prepare_checkpoint(partial, name)
-        if name == "gpt2-tiny-generation":
+        if name.endswith("-generation"):
             manifest.update(write_generation_references(partial))
     elif name in TOKENIZERS:
         manifest = TOKENIZERS[name](partial)
@@ -1084,14 +1108,18 @@ def prepare(name):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    known = list(MODELS) + list(CHECKPOINTS) + list(TOKENIZERS) + ["t5-tiny-generation", "all-MiniLM-L6-v2-int8-ort",
-                                                                    "all-MiniLM-L6-v2-qdq-ort", "all-MiniLM-L6-v2-qop-ort"]
-    parser.add_argument("models", nargs="*", help=f"models to prepare: {', '.join(known)} (default: all)")
+    known = list(MODELS) + list(CHECKPOINTS) + list(TOKENIZERS) + list(T5_GENERATION) + [
+        "all-MiniLM-L6-v2-int8-ort", "all-MiniLM-L6-v2-qdq-ort", "all-MiniLM-L6-v2-qop-ort"]
+    # The full-size checkpoints and generation models (250-500 MB each) only when named.
+    named_only = {"bert-base-checkpoint", "distilbert-base-checkpoint", "gpt2-small-checkpoint",
+                  "gpt2-small-generation", "t5-small-generation"}
+    parser.add_argument("models", nargs="*", help=f"models to prepare: {', '.join(known)} (default: all but "
+                                                  f"{', '.join(sorted(named_only))})")
     parser.add_argument("--check", action="store_true",
                         help="only say whether they are all prepared (status 0) or not (1); needs "
                              "nothing beyond Python's standard library")
     args = parser.parse_args()
-    names = args.models or known
+    names = args.models or [name for name in known if name not in named_only]
     unknown = [name for name in names if name not in known]
     if unknown:
         parser.error(f"unknown model {', '.join(unknown)}; known: {', '.join(known)}")

