@@ -19,6 +19,8 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <random>
+#include <set>
 
 namespace fs = std::filesystem;
 
@@ -395,4 +397,61 @@ TEST_CASE("prepared architectures match the framework's output", "[architectures
     std::cout << "; load+compile " << std::setprecision(2) << seconds(compiled - started).count() << " s, run "
               << seconds(ran - compiled).count() << " s\n";
     CHECK(error / scale <= limit.hidden_relative);
+}
+
+// The CNN matrix's class agreement on many inputs (issue: ≥ 99% where there are classes): the
+// image classifiers among the architectures, 200 seeded N(0, 1) images in batches of 25, each
+// precision's argmax against this device's own f32 run. The f32 run's distinct classes are
+// printed too: a random-weight network that put every image in one class would agree trivially.
+TEST_CASE("image classifiers in f16 and bf16 pick the f32 run's class for 200 images", "[architectures]") {
+    constexpr int64_t kImages = 200, kBatch = 25;
+    for (const std::string& name : e2e::architecture_models()) {
+        const fs::path folder = e2e::model_cache() / name;
+        if (!fs::exists(folder / "manifest.json") ||
+            read_json(folder / "manifest.json").value("output", std::string()) != "logits")
+            continue;
+        const infer::Graph& graph = load_one_graph(folder);
+        const infer::TensorInfo& input = graph.inputs().at(0);
+        if (graph.inputs().size() != 1 || input.shape.rank() != 4 || input.dtype != infer::DType::f32) continue;
+        std::vector<int64_t> dims = input.shape.dims();
+        dims[0] = kBatch;
+        for (int64_t& d : dims) if (d == infer::kDynamic) d = 224;
+        const infer::Shape shape(dims);
+        std::mt19937 random(7);
+        std::normal_distribution<float> normal;
+        std::vector<infer::Tensor> images;
+        for (int64_t i = 0; i < kImages; i += kBatch) {
+            std::vector<float> values(static_cast<size_t>(shape.numel()));
+            for (float& v : values) v = normal(random);
+            images.push_back(infer::Tensor::from_vector(values, shape));
+        }
+        const auto classes_of = [&](infer::Precision precision) {
+            infer::SessionOptions options;
+            options.device = e2e::device_under_test();
+            options.precision = precision;
+            const infer::Session session(graph, options);
+            std::vector<int64_t> picked;
+            for (const infer::Tensor& batch : images) {
+                infer::Batch inputs;
+                inputs.set(input.name, batch);
+                const infer::Tensor logits = session.run(inputs)["logits"].to(infer::Device::CPU);
+                const auto values = logits.to_vector<float>();
+                const auto width = static_cast<size_t>(logits.shape()[1]);
+                for (size_t row = 0; row < values.size() / width; ++row)
+                    picked.push_back(std::max_element(values.begin() + row * width, values.begin() + (row + 1) * width) -
+                                     (values.begin() + row * width));
+            }
+            return picked;
+        };
+        const std::vector<int64_t> reference = classes_of(infer::Precision::f32);
+        const size_t distinct = std::set<int64_t>(reference.begin(), reference.end()).size();
+        for (const infer::Precision precision : {infer::Precision::f16, infer::Precision::bf16}) {
+            const std::vector<int64_t> got = classes_of(precision);
+            size_t agree = 0;
+            for (size_t i = 0; i < reference.size(); ++i) agree += got[i] == reference[i];
+            std::cout << "e2e: " << name << " " << label(precision) << ": argmax agrees with f32 on " << agree << "/"
+                      << reference.size() << " images (f32 chose " << distinct << " distinct classes)\n";
+            CHECK(static_cast<double>(agree) >= 0.99 * static_cast<double>(reference.size()));
+        }
+    }
 }

@@ -119,7 +119,8 @@ void add_quantize(std::vector<Case>& c) {
                  node("DequantizeLinear"), [](const auto& v, DType) {
                      return std::vector{ref::dequantize(v[0], v[1], {Shape{}, {0.0}}, 1)};
                  }});
-    for (const Shape& in : {Shape{3, 4}, Shape{17}}) {
+    // [3,70]: AVX2 steps of 32 and their tails; [2,40000]: the range taken in two chunks.
+    for (const Shape& in : {Shape{3, 4}, Shape{17}, Shape{3, 70}, Shape{2, 40000}}) {
         Case dq{"DynamicQuantizeLinear", in.to_string(), {x("X", in, 2.0)}, node("DynamicQuantizeLinear", {}, {}, 3),
                 [](const auto& v, DType) { return ref::dynamic_quantize(v[0]); }};
         dq.dtypes = {DType::f32};

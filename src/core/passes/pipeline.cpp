@@ -36,6 +36,8 @@ const std::vector<NamedPass>& session_passes() {
         {"fuse_gelu", fuse_gelu},
         {"fuse_attention", fuse_attention},
         {"fuse_matmul_epilogue", fuse_matmul_epilogue},
+        // Before the conv epilogue fusion, which would take its convolutions as FusedConv.
+        {"quantize_convolutions", quantize_convolutions},
         {"fuse_conv_epilogue", fuse_conv_epilogue},
         {"fuse_add_layer_norm", fuse_add_layer_norm},
         {"quantize_products", quantize_products},

@@ -61,6 +61,8 @@ void fuse_matmul_epilogue(Rewriter& rewriter, const PassContext& context);
 void fuse_conv_epilogue(Rewriter& rewriter, const PassContext& context);
 // Residual Add + LayerNormalization (fuse_add_layer_norm.cpp).
 void fuse_add_layer_norm(Rewriter& rewriter, const PassContext& context);
+// Convolutions by a weight to integer convolutions at precision int8 (quantize_convolutions.cpp).
+void quantize_convolutions(Rewriter& rewriter, const PassContext& context);
 // Products by a weight to QuantizedMatMul at precision int8 (quantize_products.cpp).
 void quantize_products(Rewriter& rewriter, const PassContext& context);
 // The nodes that pass would quantize (MatMul/FusedMatMul of an f32 A by a 2-D f32 constant).

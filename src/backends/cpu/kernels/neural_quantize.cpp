@@ -13,6 +13,8 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace infer::cpu {
 
@@ -122,16 +124,29 @@ void dequantize(KernelContext& ctx) {
 }
 
 // Scale and zero point from the data's range widened to include 0, then QuantizeLinear to u8.
+// Both passes over the data run on the pool, the quantization 32 values at a time where AVX2
+// is there: at precision int8 every quantized convolution's input goes through here (ResNet-50
+// spent 8.3 of 32 ms in it with scalar loops).
 void dynamic_quantize_kernel(KernelContext& ctx) {
     const Tensor& x = ctx.input(0);
     const float* px = x.data<float>();
     const int64_t n = x.numel();  // once: Shape::numel was a tenth of an ORT-quantized MiniLM run
+    constexpr int64_t kChunk = 65536;
+    std::vector<std::pair<float, float>> ranges(static_cast<size_t>((n + kChunk - 1) / kChunk));
+    parallel_for(static_cast<int64_t>(ranges.size()), 1, [&](int64_t begin, int64_t end) {
+        for (int64_t c = begin; c < end; ++c) {
+            auto& [low, high] = ranges[static_cast<size_t>(c)];
+            range_with_zero(px + c * kChunk, std::min(kChunk, n - c * kChunk), low, high);
+        }
+    });
     float low = 0, high = 0;
-    range_with_zero(px, n, low, high);
+    for (const auto& [l, h] : ranges) low = std::min(low, l), high = std::max(high, h);
     const float scale = (high - low) / 255.0f;
     const uint8_t zero = scale == 0 ? 0 : saturate<uint8_t>(std::nearbyint(-low / scale));
     uint8_t* py = ctx.output(0).data<uint8_t>();
+    const bool avx2 = has_avx2() && scale != 0;
     parallel_for(n, 16384, [&](int64_t begin, int64_t end) {
+        if (avx2) begin = quantize_avx2(px, py, begin, end, scale, static_cast<float>(zero));
         for (int64_t i = begin; i < end; ++i) {
             const float v = std::clamp(std::rint(px[i] / scale) + zero, 0.0f, 255.0f);
             py[i] = scale == 0 ? zero : static_cast<uint8_t>(v);
