@@ -148,6 +148,12 @@ std::vector<Case> neural_layers_cases() {
              {{2, 8, 11, 45}, {16, 1, 3, 3}, true, 8, {{}, {2, 2}, {}, {1, 1, 1, 1}}},
              {{1, 4, 9, 37}, {4, 1, 3, 3}, false, 4, {{}, {1, 2}, {}, {0, 2, 1, 0}}},
              {{1, 16, 20, 20}, {24, 16, 3, 3}, true, 1, {{}, {}, {}, {1, 1, 1, 1}}},        // larger
+             // Stride 1, rows 14+ wide: columns read from a padded copy (convolution_taps.hpp).
+             // A 5x3 kernel with asymmetric pads over 2 images; SAME_UPPER with an even kernel (the
+             // end padding only); K = 360 in two f32 blocks with 20 output channels.
+             {{2, 5, 9, 17}, {7, 5, 5, 3}, true, 1, {{}, {}, {}, {2, 0, 1, 2}}},
+             {{1, 4, 6, 16}, {3, 4, 2, 2}, false, 1, {{}, {}, {}, {}, "SAME_UPPER"}},
+             {{1, 40, 16, 16}, {20, 40, 3, 3}, true, 1, {{}, {}, {}, {1, 1, 1, 1}}},
              {{1, 32, 15, 15}, {32, 1, 3, 3}, true, 32, {{}, {2, 2}, {}, {1, 1, 1, 1}}},    // depthwise, strided
              {{3, 6, 9, 9}, {6, 1, 3, 3}, true, 6, {{}, {}, {2, 2}, {2, 2, 2, 2}}},         // depthwise, dilated, 3 images
              {{2, 8, 5, 5}, {8, 2, 1, 1}, false, 4, {}},                                   // grouped 1x1

@@ -4,6 +4,7 @@
 // convolutions, where that GEMM would have a single row, are summed directly instead.
 #include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/conv_columns.hpp"
+#include "backends/cpu/kernels/convolution_taps.hpp"
 #include "backends/cpu/kernels/cpu_features.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
@@ -220,9 +221,10 @@ bool depthwise(const float* x, const float* w, const ConvGeometry& g, int64_t im
 }
 
 // One product per image and group: weights [M/group, C/group * taps] x columns. On our own f32
-// kernel (bias, residual and ReLU per tile) the columns are unfolded and multiplied a chunk of
-// output positions at a time, the chunks spread over the threads, or read in place for a 1x1
-// kernel; sgemm takes the whole column matrix. Returns whether the tiles were finished (bias,
+// kernel (bias, residual and ReLU per tile) a stride-1 2-D convolution of one group reads its
+// columns from a padded copy of the image (convolution_taps.hpp); others unfold their columns
+// and multiply a chunk of output positions at a time, the chunks spread over the threads, or
+// read X in place for a 1x1 kernel; sgemm takes the whole column matrix. Returns whether the tiles were finished (bias,
 // residual, ReLU) already.
 bool grouped_gemm(const KernelContext& ctx, const float* x, const float* w, const ChannelBiasWriter& finish,
                   const ConvGeometry& g, int64_t images, int64_t out_channels, int64_t group, float* y) {
@@ -230,6 +232,10 @@ bool grouped_gemm(const KernelContext& ctx, const float* x, const float* w, cons
     const bool direct = reads_input_directly(g);
     const FloatGemmKernel kernel = f32_gemm_kernel();
     const bool blas = kernel == FloatGemmKernel::blas;
+    if (group == 1 && !direct && convolution_by_taps_takes(g, kernel)) {
+        convolution_by_taps(x, w, finish, g, images, out_channels, kernel, ctx.workspace(convolution_by_taps_bytes(g)));
+        return true;
+    }
     auto* col = direct || !blas ? nullptr : static_cast<float*>(ctx.workspace(sizeof(float) * rows * g.positions));
     const int64_t chunk = column_chunk(g, sizeof(float)), chunks = (g.positions + chunk - 1) / chunk;
     for (int64_t n = 0; n < images; ++n) {

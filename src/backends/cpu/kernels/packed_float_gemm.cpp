@@ -70,20 +70,30 @@ __attribute__((target("avx512f"), always_inline)) inline void store_sums(const _
         for (int p = 0; p < P; ++p) _mm512_storeu_ps(acc + r * kFloatTileColumns + p * kPanel, sum[r][p]);
 }
 
+// B's row k of a tile read in place: k·ldb elements on, or with row offsets (a convolution's
+// taps over its padded image) offsets[k] on.
+template <bool Gathered>
+inline const float* row_of(const float* b, int64_t ldb, const int64_t* offsets, int64_t k) {
+    if constexpr (Gathered) return b + offsets[k];
+    return b + k * ldb;
+}
+
 // ---- f32, AVX-512: R rows × P panels of 16 columns, one zmm accumulator each, B read in place
-// (row k of panel p at b + p·16 + k·ldb). `tail` < 16: the last panel has that many columns, read
+// (row k of panel p at row_of(k) + p·16). `tail` < 16: the last panel has that many columns, read
 // through a mask (nothing past B's row is touched; its missing columns add zeros).
-template <int R, int P>
+template <int R, int P, bool Gathered>
 __attribute__((target("avx512f"))) void tile_f32_avx512(const float* a, int64_t lda, const float* b, int64_t ldb,
-                                                         int64_t steps, int tail, bool accumulate, float* acc) {
+                                                         const int64_t* offsets, int64_t steps, int tail, bool accumulate,
+                                                         float* acc) {
     __m512 sum[R][P];
     start_sums<R, P>(sum, accumulate, acc);
     const __mmask16 last = static_cast<__mmask16>((1u << tail) - 1u);
     for (int64_t k = 0; k < steps; ++k) {
+        const float* row = row_of<Gathered>(b, ldb, offsets, k);
         __m512 w[P];
 #pragma GCC unroll 4
-        for (int p = 0; p + 1 < P; ++p) w[p] = _mm512_loadu_ps(b + p * kPanel + k * ldb);
-        w[P - 1] = _mm512_maskz_loadu_ps(last, b + (P - 1) * kPanel + k * ldb);
+        for (int p = 0; p + 1 < P; ++p) w[p] = _mm512_loadu_ps(row + p * kPanel);
+        w[P - 1] = _mm512_maskz_loadu_ps(last, row + (P - 1) * kPanel);
 #pragma GCC unroll 6
         for (int r = 0; r < R; ++r) {
             const __m512 x = _mm512_set1_ps(a[r * lda + k]);
@@ -133,9 +143,10 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) void tile_bf16(const uint
 
 // ---- f32, AVX2: R rows × one panel (two ymm accumulators per row), B read in place; a panel
 // of fewer than 16 columns (`tail`) is read through masks.
-template <int R>
+template <int R, bool Gathered>
 __attribute__((target("avx2,fma"))) void tile_f32_avx2(const float* a, int64_t lda, const float* b, int64_t ldb,
-                                                        int64_t steps, int tail, bool accumulate, float* acc) {
+                                                        const int64_t* offsets, int64_t steps, int tail, bool accumulate,
+                                                        float* acc) {
     __m256 lo[R], hi[R];
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
@@ -147,7 +158,7 @@ __attribute__((target("avx2,fma"))) void tile_f32_avx2(const float* a, int64_t l
     const __m256i mask_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail - 8), lane);
     const bool whole = tail == kPanel;
     for (int64_t k = 0; k < steps; ++k) {
-        const float* row = b + k * ldb;
+        const float* row = row_of<Gathered>(b, ldb, offsets, k);
         const __m256 w0 = whole ? _mm256_loadu_ps(row) : _mm256_maskload_ps(row, mask_lo);
         const __m256 w1 = whole ? _mm256_loadu_ps(row + 8) : _mm256_maskload_ps(row + 8, mask_hi);
 #pragma GCC unroll 6
@@ -179,7 +190,11 @@ Fn pick(int rows, int panels) {
 }
 template <int R, int P>
 struct F32Avx512 {
-    static constexpr auto fn = &tile_f32_avx512<R, P>;
+    static constexpr auto fn = &tile_f32_avx512<R, P, false>;
+};
+template <int R, int P>
+struct F32Avx512Gathered {
+    static constexpr auto fn = &tile_f32_avx512<R, P, true>;
 };
 template <int R, int P>
 struct Bf16Avx512 {
@@ -187,32 +202,37 @@ struct Bf16Avx512 {
 };
 template <int R, int P>
 struct F32Avx2 {
-    static constexpr auto fn = &tile_f32_avx2<R>;
+    static constexpr auto fn = &tile_f32_avx2<R, false>;
 };
-using F32TileFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, int, bool, float*);
+template <int R, int P>
+struct F32Avx2Gathered {
+    static constexpr auto fn = &tile_f32_avx2<R, true>;
+};
+using F32TileFn = void (*)(const float*, int64_t, const float*, int64_t, const int64_t*, int64_t, int, bool, float*);
 using Bf16TileFn = void (*)(const uint16_t*, int64_t, const uint16_t*, int64_t, int64_t, bool, float*);
-using F32Avx2Fn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, int, bool, float*);
 
 // One tile: rows of A from `a` (row0 and the first K step applied) by `cols` columns of B from
-// `b` (its first column and K step applied), over `k` values of K; `accumulate`: onto the sums
-// in `acc` from earlier K blocks, else from zero.
-void run_tile(const PackedFloatLayout& l, const void* b, const void* a, int64_t lda, int rows, int64_t cols, int64_t k,
-              bool accumulate, float* acc) {
+// `b` (its first column and K step applied; with row offsets, its first column only, and
+// `offsets` from the first K step on), over `k` values of K; `accumulate`: onto the sums in
+// `acc` from earlier K blocks, else from zero.
+void run_tile(const PackedFloatLayout& l, const void* b, const int64_t* offsets, const void* a, int64_t lda, int rows,
+              int64_t cols, int64_t k, bool accumulate, float* acc) {
     const int panels = static_cast<int>(ceil_div(cols, kPanel));
     const int tail = static_cast<int>(cols - (panels - 1) * kPanel);
     switch (l.kernel) {
         case FloatGemmKernel::avx512:
-            pick<F32TileFn, F32Avx512>(rows, panels)(static_cast<const float*>(a), lda, static_cast<const float*>(b),
-                                                     l.row_step, k, tail, accumulate, acc);
+            (offsets ? pick<F32TileFn, F32Avx512Gathered>(rows, panels) : pick<F32TileFn, F32Avx512>(rows, panels))(
+                static_cast<const float*>(a), lda, static_cast<const float*>(b), l.row_step, offsets, k, tail, accumulate,
+                acc);
             return;
         case FloatGemmKernel::avx512_bf16:
             pick<Bf16TileFn, Bf16Avx512>(rows, panels)(static_cast<const uint16_t*>(a), lda,
                                                        static_cast<const uint16_t*>(b), l.panel_step, k, accumulate, acc);
             return;
         case FloatGemmKernel::avx2: {
-            const F32Avx2Fn fn = pick<F32Avx2Fn, F32Avx2>(rows, 1);
+            const F32TileFn fn = offsets ? pick<F32TileFn, F32Avx2Gathered>(rows, 1) : pick<F32TileFn, F32Avx2>(rows, 1);
             for (int p = 0; p < panels; ++p)
-                fn(static_cast<const float*>(a), lda, static_cast<const float*>(b) + p * kPanel, l.row_step, k,
+                fn(static_cast<const float*>(a), lda, static_cast<const float*>(b) + p * kPanel, l.row_step, offsets, k,
                    p + 1 < panels ? static_cast<int>(kPanel) : tail, accumulate, acc + p * kPanel);
             return;
         }
@@ -359,13 +379,18 @@ void gemm_packed_float(const PackedFloatLayout& l, const void* b, const void* a,
                 const int64_t cols = std::min(kFloatTileColumns, col_end - col0);
                 for (int64_t k0 = 0; k0 < l.k; k0 += k_block) {
                     const int64_t k_count = std::min(k_block, l.k - k0);
-                    // B's rows k0... of this tile: in place k0 rows down; packed, k0 / 2 pairs down.
-                    const char* b = b_bytes + ((col0 / kPanel) * l.panel_step + (l.packed ? k0 / 2 : k0) * l.row_step) * element;
+                    // B's rows k0... of this tile: in place k0 rows down; packed, k0 / 2 pairs down;
+                    // with row offsets, the tile's first column (the offsets say where rows are).
+                    const int64_t* offsets = l.row_offsets ? l.row_offsets + k0 : nullptr;
+                    const char* b = offsets ? b_bytes + col0 * static_cast<int64_t>(element)
+                                            : b_bytes + ((col0 / kPanel) * l.panel_step +
+                                                         (l.packed ? k0 / 2 : k0) * l.row_step) * element;
                     const bool last = k0 + k_count == l.k;
                     for (int64_t row0 = row_begin, t = 0; row0 < row_end; row0 += kFloatTileRows, ++t) {
                         const int rows = static_cast<int>(std::min(kFloatTileRows, row_end - row0));
                         float* acc = sums.data() + t * kFloatTileRows * kFloatTileColumns;
-                        run_tile(l, b, a_bytes + (row0 * lda + k0) * element, lda, rows, cols, k_count, k0 > 0, acc);
+                        run_tile(l, b, offsets, a_bytes + (row0 * lda + k0) * element, lda, rows, cols, k_count, k0 > 0,
+                                 acc);
                         if (last) epilogue(state, row0, rows, col0, cols, acc, kFloatTileColumns);
                     }
                 }

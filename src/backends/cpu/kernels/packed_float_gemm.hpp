@@ -41,6 +41,9 @@ struct PackedFloatLayout {
     int64_t panels = 0;       // N / 16 rounded up
     int64_t panel_step = 0;   // elements from one panel of B to the next
     int64_t row_step = 0;     // elements from one K step of a panel to the next
+    // f32 B read in place with its rows anywhere: row k starts row_offsets[k] elements from B's
+    // pointer (a convolution's taps over its padded image: convolution_taps.cpp), else k·row_step.
+    const int64_t* row_offsets = nullptr;
 };
 // `ldb`: for a B read in place, the elements between its rows (0: n).
 PackedFloatLayout packed_float_layout(FloatGemmKernel kernel, int64_t k, int64_t n, int64_t ldb = 0);
