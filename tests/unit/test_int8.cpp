@@ -386,7 +386,12 @@ TEST_CASE("ConvInteger and QLinearConv by constant weights (the packed path) mat
     struct Spec { DType x_type, w_type; Shape x, w; std::vector<int64_t> pads, strides, dilations; bool per_channel; };
     for (const Spec& s : {Spec{DType::u8, DType::i8, {2, 3, 9, 11}, {5, 3, 3, 3}, {1, 1, 1, 1}, {2, 1}, {1, 2}, true},
                           Spec{DType::i8, DType::u8, {1, 4, 6, 7}, {3, 4, 2, 3}, {0, 1, 1, 0}, {1, 1}, {1, 1}, false},
-                          Spec{DType::u8, DType::u8, {1, 16, 5, 5}, {8, 16, 1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1}, true}}) {
+                          Spec{DType::u8, DType::u8, {1, 16, 5, 5}, {8, 16, 1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1}, true},
+                          // Channels past a multiple of 16 and pixels past a block of 64 (the
+                          // registers' 16x16 transposes and their scalar rest); a 1x1 kernel over
+                          // 81 pixels (each pixel its own patch) with 13 output channels.
+                          Spec{DType::u8, DType::i8, {1, 20, 9, 10}, {11, 20, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}, false},
+                          Spec{DType::u8, DType::i8, {2, 32, 9, 9}, {13, 32, 1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1}, true}}) {
         INFO(dtype_name(s.x_type) << " x " << dtype_name(s.w_type) << " " << s.x.to_string() << " by " << s.w.to_string());
         auto tensor = [&](DType t, const Shape& shape, uint32_t seed) {
             if (t == DType::u8) return Tensor::from_vector(random_ints<uint8_t>(size_t(shape.numel()), 0, 255, seed), shape);
@@ -397,7 +402,9 @@ TEST_CASE("ConvInteger and QLinearConv by constant weights (the packed path) mat
         const Tensor x = tensor(s.x_type, s.x, 1), w = tensor(s.w_type, s.w, 2);
         const Tensor x_zero = tensor(s.x_type, {}, 3), w_zero = tensor(s.w_type, s.per_channel ? Shape{m} : Shape{}, 4);
         std::vector<float> w_scales(static_cast<size_t>(m));
-        for (size_t i = 0; i < w_scales.size(); ++i) w_scales[i] = 0.002f + 0.0004f * static_cast<float>(i);
+        // Narrower for longer sums, so that QLinearConv's outputs stay mostly inside u8's range.
+        const float narrower = std::min(1.0f, 27.0f / static_cast<float>(w.numel() / m));
+        for (size_t i = 0; i < w_scales.size(); ++i) w_scales[i] = (0.002f + 0.0004f * static_cast<float>(i)) * narrower;
         const Tensor bias = Tensor::from_vector(random_ints<int32_t>(size_t(m), -3000, 3000, 5), {m});
         const Attributes attrs{{"pads", s.pads}, {"strides", s.strides}, {"dilations", s.dilations}};
         for (const bool requantized : {false, true}) {
@@ -426,5 +433,22 @@ TEST_CASE("ConvInteger and QLinearConv by constant weights (the packed path) mat
                       long(values.size() / 2));
             }
         }
+        // ConvIntegerToFloat (what precision int8 and QDQ convolutions run): scale per channel
+        // and a float bias in the epilogue, vectorized on AVX-512; the same values as the loops
+        // to rounding (one fused multiply-add against a multiply and an add).
+        const auto dequantizing = [&](bool constant_weight) {
+            GraphBuilder b;
+            auto in = b.input("x", s.x_type, s.x);
+            auto weight = constant_weight ? b.constant(w) : b.input("w", s.w_type, s.w);
+            b.output("y", b.op1("ConvIntegerToFloat",
+                                {in, weight, b.constant(Tensor::from_vector(w_scales, {m})), b.constant(x_zero),
+                                 b.constant(w_zero), b.constant(random_floats({m}, 1.0f, 7))},
+                                attrs));
+            return b.build();
+        };
+        const std::vector<float> packed = Session(dequantizing(true)).run({{"x", x}})["y"].to_vector<float>();
+        const std::vector<float> direct = Session(dequantizing(false)).run({{"x", x}, {"w", w}})["y"].to_vector<float>();
+        REQUIRE(packed.size() == direct.size());
+        for (size_t i = 0; i < packed.size(); ++i) CHECK(packed[i] == Approx(direct[i]).epsilon(1e-6).margin(1e-6));
     }
 }

@@ -15,4 +15,10 @@ inline bool has_avx2_fma() {
     return yes;
 }
 
+// AVX-512 Foundation with the 256-bit forms and their k-mask stores (VL).
+inline bool has_avx512f_vl() {
+    static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+    return yes;
+}
+
 }  // namespace infer::cpu

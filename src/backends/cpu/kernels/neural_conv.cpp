@@ -11,6 +11,7 @@
 #include "backends/cpu/kernels/packed_float_gemm.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 #include "backends/cpu/kernels/strided_load.hpp"
+#include "backends/cpu/kernels/transpose8x8.hpp"
 #include "backends/cpu/kernels/neural_kernels.hpp"
 
 
@@ -71,25 +72,6 @@ struct DepthwisePlanes {  // lanes [0, count) of a group of eight planes
     float bias[8];
     int count;
 };
-
-// r[j] becomes the j-th column of the 8x8 block whose rows were r[0..7].
-__attribute__((target("avx2"))) inline void transpose8x8(__m256 r[8]) {
-    __m256 t[8], u[8];
-    for (int i = 0; i < 8; i += 2) {
-        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-    }
-    for (int i = 0; i < 8; i += 4) {
-        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-    }
-    for (int i = 0; i < 4; ++i) {
-        r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
-        r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
-    }
-}
 
 // act(sums + bias + Z) of each plane; the caller's planes are finished here. The planes go in
 // and out through 8x8 transposes in registers.
