@@ -300,7 +300,7 @@ public:
             state.scales = scales.data();
             state.float_bias = bias.data();
             if (ctx.has_input(6)) state.y_grid = YGrid::of(ctx.input(6), ctx.input(7));
-            state.vector_float = has_avx512f_vl() && !state.y_grid && k <= 32768;
+            state.vector_float = has_avx512f_vl() && k <= 32768;
         }
         if (form_.output == ConvOutput::requantized) {
             const Tensor& w_scale = ctx.input(4);
@@ -423,9 +423,9 @@ private:
         const int32_t* bias = nullptr;
         const float *scales = nullptr, *float_bias = nullptr;  // ConvIntegerToFloat
         std::optional<YGrid> y_grid;
-        // Where dequantized output takes the 16-lane path: AVX-512, no Y grid, and the corrected
-        // sums exact in i32 (|Σ (x - zx)(w - zw)| ≤ k · 255², wrapping i32 arithmetic then gives
-        // them exactly).
+        // Where dequantized output takes the 16-lane path: AVX-512 and the corrected sums exact
+        // in i32 (|Σ (x - zx)(w - zw)| ≤ k · 255², wrapping i32 arithmetic then gives them
+        // exactly).
         bool vector_float = false;
         static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
             const auto& e = *static_cast<const Epilogue*>(self);
@@ -457,7 +457,16 @@ private:
                     const __m512i row_part = _mm512_mullo_epi32(zw, _mm512_set1_epi32(row_sums[row0 + r]));
                     const __m512i sums = _mm512_sub_epi32(
                         _mm512_add_epi32(_mm512_maskz_loadu_epi32(mask, acc + r * ld + c), fixed), row_part);
-                    _mm512_store_ps(&values[r][c], _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), scale, bias_v));
+                    __m512 value = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), scale, bias_v);
+                    if (y_grid) {  // YGrid::round in 16 lanes: the same division, rounding and clamp
+                        const __m512 step = _mm512_set1_ps(y_grid->scale), zero = _mm512_set1_ps(y_grid->zero);
+                        const __m512 q = _mm512_add_ps(
+                            _mm512_roundscale_ps(_mm512_div_ps(value, step), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zero);
+                        const __m512 clamped = _mm512_min_ps(_mm512_max_ps(q, _mm512_set1_ps(y_grid->lowest)),
+                                                             _mm512_set1_ps(y_grid->highest));
+                        value = _mm512_mul_ps(_mm512_sub_ps(clamped, zero), step);
+                    }
+                    _mm512_store_ps(&values[r][c], value);
                 }
             }
             const auto lanes = static_cast<__mmask8>((1u << rows) - 1u);  // a k-mask store: vmaskmovps is slow on AMD
