@@ -1,3 +1,4 @@
+#include "backends/cpu/kernels/half_convert.hpp"
 #include "core/cpu_isa.hpp"
 
 #include <infer/infer.hpp>
@@ -5,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 using namespace infer;
@@ -47,6 +49,28 @@ TEST_CASE("bfloat16 conversion rounds to nearest even", "[dtype]") {
         const float x = dist(rng);
         const double ulp = std::ldexp(1.0, std::ilogb(x) - 7);
         CHECK(std::abs(double(float(bfloat16(x))) - double(x)) <= ulp / 2);
+    }
+}
+
+// The CPU kernels' narrowing (16 lanes at a time where AVX-512 is there, the rest one by one)
+// gives the bits of round-to-nearest-even for every kind of value: ties both ways, denormals
+// (kept, not flushed), infinities, NaNs (quiet, sign and top payload kept), random bit patterns.
+TEST_CASE("the CPU's f32 to bf16 narrowing gives round-to-nearest-even bits for every kind of value", "[dtype]") {
+    std::vector<uint32_t> bits{0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x00008000u, 0x00018000u,
+                               0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0x7f7fffffu, 0x7f800000u, 0xff800000u,
+                               0x7fc00000u, 0x7f800001u, 0xff812345u, 0x7fffffffu, 0x3f7fffffu, 0x477fe000u};
+    std::mt19937 rng(9);
+    while (bits.size() < 1000) bits.push_back(static_cast<uint32_t>(rng()));
+    std::vector<float> values(bits.size());
+    std::memcpy(values.data(), bits.data(), bits.size() * sizeof(float));
+    std::vector<uint16_t> got(values.size());
+    infer::cpu::float_to_bfloat16(values.data(), got.data(), values.size());
+    for (size_t i = 0; i < bits.size(); ++i) {
+        const uint32_t f = bits[i];
+        const bool nan = (f & 0x7fffffffu) > 0x7f800000u;
+        const auto want = static_cast<uint16_t>(nan ? ((f >> 16) | 0x40u) : (f + 0x7fffu + ((f >> 16) & 1u)) >> 16);
+        INFO("f32 bits " << std::hex << f);
+        CHECK(got[i] == want);
     }
 }
 
