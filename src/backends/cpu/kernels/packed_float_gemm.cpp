@@ -298,7 +298,12 @@ __attribute__((target("avx2"))) void interleave_16_pairs(const uint16_t* a, cons
 
 }  // namespace
 
-void pack_bf16_pairs(const PackedFloatLayout& l, const uint16_t* b, int64_t ldb, bool transposed, uint16_t* out) {
+namespace {
+
+// Packs B for the bf16 kernel where row k of B starts at row(k) (its columns contiguous), or,
+// `transposed`, where column c starts at column(c) (B given as its transpose).
+template <class Row, class Column>
+void pack_pairs(const PackedFloatLayout& l, bool transposed, Row row, Column column, uint16_t* out) {
     if (!l.packed) throw InvalidArgument("pack_bf16_pairs: the " + std::string(float_gemm_kernel_name(l.kernel)) +
                                          " kernel reads its B in place");
     // Panels are independent: split between threads when there is enough to move.
@@ -311,23 +316,32 @@ void pack_bf16_pairs(const PackedFloatLayout& l, const uint16_t* b, int64_t ldb,
             if (transposed) {
                 // Column c of the panel is row col0 + c of Bᵀ, whose pairs are already side by side.
                 for (int64_t c = 0; c < cols; ++c) {
-                    const uint16_t* row = b + (col0 + c) * ldb;
-                    for (int64_t kk = 0; kk < l.k; ++kk) to[(kk / 2) * l.row_step + 2 * c + kk % 2] = row[kk];
+                    const uint16_t* values = column(col0 + c);
+                    for (int64_t kk = 0; kk < l.k; ++kk) to[(kk / 2) * l.row_step + 2 * c + kk % 2] = values[kk];
                 }
                 continue;
             }
             // Pair g holds (B[2g, c], B[2g + 1, c]) for each column c.
             int64_t g = 0;
             if (cols == kPanel)
-                for (; 2 * g + 1 < l.k; ++g)
-                    interleave_16_pairs(b + 2 * g * ldb + col0, b + (2 * g + 1) * ldb + col0, to + g * l.row_step);
+                for (; 2 * g + 1 < l.k; ++g) interleave_16_pairs(row(2 * g) + col0, row(2 * g + 1) + col0, to + g * l.row_step);
             for (int64_t kk = 2 * g; kk < l.k; ++kk) {
-                const uint16_t* row = b + kk * ldb + col0;
+                const uint16_t* values = row(kk) + col0;
                 uint16_t* pairs = to + (kk / 2) * l.row_step + kk % 2;
-                for (int64_t c = 0; c < cols; ++c) pairs[2 * c] = row[c];
+                for (int64_t c = 0; c < cols; ++c) pairs[2 * c] = values[c];
             }
         }
     });
+}
+
+}  // namespace
+
+void pack_bf16_pairs(const PackedFloatLayout& l, const uint16_t* b, int64_t ldb, bool transposed, uint16_t* out) {
+    pack_pairs(l, transposed, [&](int64_t k) { return b + k * ldb; }, [&](int64_t c) { return b + c * ldb; }, out);
+}
+
+void pack_bf16_pairs_gathered(const PackedFloatLayout& l, const uint16_t* base, const int64_t* row_offsets, uint16_t* out) {
+    pack_pairs(l, false, [&](int64_t k) { return base + row_offsets[k]; }, [&](int64_t) { return base; }, out);
 }
 
 Tensor pack_float_weight(const PackedFloatLayout& l, const uint16_t* b, int64_t ldb) {

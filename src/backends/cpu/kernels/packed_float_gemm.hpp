@@ -53,6 +53,10 @@ PackedFloatLayout packed_float_layout(FloatGemmKernel kernel, int64_t k, int64_t
 // is b[k·ldb + n], or with `transposed` b[n·ldb + k] (B given as its transpose: attention's
 // keys, whose pairs then sit side by side already).
 void pack_bf16_pairs(const PackedFloatLayout& layout, const uint16_t* b, int64_t ldb, bool transposed, uint16_t* out);
+// The same for a B whose row k starts at base + row_offsets[k] (a convolution's taps over its
+// image's phases: convolution_taps.hpp), its columns contiguous.
+void pack_bf16_pairs_gathered(const PackedFloatLayout& layout, const uint16_t* base, const int64_t* row_offsets,
+                              uint16_t* out);
 inline int64_t packed_elements(const PackedFloatLayout& layout) { return layout.panels * layout.panel_step; }
 // The same into a new tensor: a weight packed once per session.
 Tensor pack_float_weight(const PackedFloatLayout& layout, const uint16_t* b, int64_t ldb);
