@@ -203,8 +203,8 @@ bool depthwise(const float* x, const float* w, const ConvGeometry& g, int64_t im
 }
 
 // One product per image and group: weights [M/group, C/group * taps] x columns. On our own f32
-// kernel (bias, residual and ReLU per tile) a stride-1 2-D convolution of one group reads its
-// columns from a padded copy of the image (convolution_taps.hpp); others unfold their columns
+// kernel (bias, residual and ReLU per tile) a 2-D convolution reads its columns from the
+// image's phases (convolution_taps.hpp), a group at a time; others unfold their columns
 // and multiply a chunk of output positions at a time, the chunks spread over the threads, or
 // read X in place for a 1x1 kernel; sgemm takes the whole column matrix. Returns whether the tiles were finished (bias,
 // residual, ReLU) already.
@@ -214,8 +214,22 @@ bool grouped_gemm(const KernelContext& ctx, const float* x, const float* w, cons
     const bool direct = reads_input_directly(g);
     const FloatGemmKernel kernel = f32_gemm_kernel();
     const bool blas = kernel == FloatGemmKernel::blas;
-    if (group == 1 && !direct && convolution_by_taps_takes(g, kernel)) {
-        convolution_by_taps(x, w, finish, g, images, out_channels, kernel, ctx.workspace(convolution_by_taps_bytes(g)));
+    if (!direct && convolution_by_taps_takes(g, kernel)) {
+        void* scratch = ctx.workspace(convolution_by_taps_bytes(g));
+        if (group == 1) {
+            convolution_by_taps(x, w, finish, g, images, out_channels, kernel, scratch);
+            return true;
+        }
+        for (int64_t n = 0; n < images; ++n)  // each group a convolution of its own channels
+            for (int64_t k = 0; k < group; ++k) {
+                const int64_t plane = (n * out_channels + k * group_out) * g.positions;
+                ChannelBiasWriter writer = finish;
+                writer.y = static_cast<float*>(finish.y) + plane;
+                if (finish.bias) writer.bias = finish.bias + k * group_out;
+                if (finish.residual) writer.residual = static_cast<const float*>(finish.residual) + plane;
+                convolution_by_taps(x + (n * group + k) * g.channels * g.input_size, w + k * group_out * rows, writer, g, 1,
+                                    group_out, kernel, scratch);
+            }
         return true;
     }
     auto* col = direct || !blas ? nullptr : static_cast<float*>(ctx.workspace(sizeof(float) * rows * g.positions));
