@@ -210,16 +210,37 @@ void pool_kernel(KernelContext& ctx) {
     });
 }
 
+// Σ x[0, n) in f64, sixteen values a step in four independent 4-lane sums: the one scalar
+// chain of additions waited on each addition's latency (EfficientNet's squeeze-and-excitation
+// pools took 0.9 ms of an 11 ms run, ONNX Runtime 0.15).
+__attribute__((target("avx2"))) double sum_avx2(const float* x, int64_t n) {
+    __m256d sums[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd()};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 4; ++j) sums[j] = _mm256_add_pd(sums[j], _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4 * j)));
+    alignas(32) double lanes[4];
+    _mm256_store_pd(lanes, _mm256_add_pd(_mm256_add_pd(sums[0], sums[1]), _mm256_add_pd(sums[2], sums[3])));
+    double sum = lanes[0] + lanes[1] + lanes[2] + lanes[3];
+    for (; i < n; ++i) sum += x[i];
+    return sum;
+}
+
 void global_average_pool_kernel(KernelContext& ctx) {
     const Tensor& x = ctx.input(0);
     const std::vector<int64_t>& dims = x.shape().dims();
     const int64_t planes = dims[0] * dims[1], size = product(dims, 2, dims.size());
     const float* px = x.data<float>();
     float* py = ctx.output(0).data<float>();
+    const bool avx2 = has_avx2();
     parallel_for(planes, grain_for(size), [&](int64_t begin, int64_t end) {
         for (int64_t p = begin; p < end; ++p) {
+            const float* plane = px + p * size;
             double sum = 0;
-            for (int64_t i = 0; i < size; ++i) sum += px[p * size + i];
+            if (avx2) {
+                sum = sum_avx2(plane, size);
+            } else {
+                for (int64_t i = 0; i < size; ++i) sum += plane[i];
+            }
             py[p] = static_cast<float>(sum / static_cast<double>(size));
         }
     });
