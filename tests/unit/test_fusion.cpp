@@ -72,6 +72,35 @@ TEST_CASE("GELU chains fuse into one Gelu node with the same results", "[fusion]
     }
 }
 
+TEST_CASE("x times Sigmoid(x) fuses into one Silu node in either order, and not when the Sigmoid is read on", "[fusion]") {
+    for (const bool sigmoid_first : {false, true}) {
+        for (const bool sigmoid_is_output : {false, true}) {
+            INFO("sigmoid first " << sigmoid_first << ", sigmoid an output " << sigmoid_is_output);
+            GraphBuilder b;
+            auto x = b.relu(b.input("x", DType::f32, {2, 12}));  // a computed input, as in a model
+            auto s = b.sigmoid(x);
+            b.output("y", sigmoid_first ? b.mul(s, x) : b.mul(x, s));
+            if (sigmoid_is_output) b.output("s", s);
+            Session session(b.build());
+            const Batch input = sample_input();
+            const std::vector<float> got = session.run(input)["y"].to_vector<float>();
+            CHECK(count_op(session.placement(), "Silu") == (sigmoid_is_output ? 0u : 1u));
+            CHECK(count_op(session.placement(), "Sigmoid") == (sigmoid_is_output ? 1u : 0u));
+            const std::vector<float> in = input.at("x").to_vector<float>();
+            for (size_t i = 0; i < got.size(); ++i) {
+                const double v = std::max(0.0, double(in[i]));
+                CHECK(got[i] == Approx(v / (1 + std::exp(-v))).epsilon(1e-6).margin(1e-7));
+            }
+        }
+    }
+    // x times the Sigmoid of something else stays two nodes.
+    GraphBuilder b;
+    auto x = b.input("x", DType::f32, {2, 12});
+    b.output("y", b.mul(x, b.sigmoid(b.relu(x))));
+    Session session(b.build());
+    CHECK(count_op(session.placement(), "Silu") == 0);
+}
+
 TEST_CASE("GELU chains stay unfused when a part is read elsewhere or differs", "[fusion]") {
     SECTION("an intermediate value is also a graph output") {
         GraphBuilder b;

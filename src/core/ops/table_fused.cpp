@@ -2,6 +2,7 @@
 // ONNX ops (src/core/passes/). They are never imported from a model file (traits.internal), and
 // every one has a CPU kernel, so any backend can run a fused graph. Shape functions live here.
 #include "core/ops/op_schema.hpp"
+#include "core/ops/shape_functions.hpp"
 #include "core/ops/shapes_math.hpp"
 #include "core/ops/shapes_neural.hpp"
 
@@ -188,6 +189,7 @@ std::vector<Shape> shape_attention(const InferenceContext& ctx) {
 
 constexpr OpTraits kFusedLow{.precision = PrecisionClass::low, .internal = true};
 constexpr OpTraits kFusedF32{.precision = PrecisionClass::keeps_f32, .internal = true};
+constexpr OpTraits kFusedPointwise{.in_place = 0b1, .internal = true};
 
 }  // namespace
 
@@ -208,6 +210,8 @@ std::vector<OpSchema> fused_op_schemas() {
         {"AddLayerNormalization", 3, 4, 1, 2, 0, dtype_add_layer_norm, shape_add_layer_norm, 0, kFusedF32},
         // Low like the products it is made of; the softmax is computed in f32 inside.
         {"Attention", 3, 4, 1, 1, 0, same, shape_attention, 0, kFusedLow},
+        // Silu(X) = X · Sigmoid(X) (EfficientNet's, YOLO's activation), in one pass; in place.
+        {"Silu", 1, 1, 1, 1, 0, same, shape_unary, 0, kFusedPointwise},
     };
 }
 

@@ -34,6 +34,7 @@ const std::vector<NamedPass>& session_passes() {
         // First: the MatMuls it takes must not be fused with their bias before it sees them.
         {"integer_qdq_products", integer_qdq_products},
         {"fuse_gelu", fuse_gelu},
+        {"fuse_silu", fuse_silu},
         {"fuse_attention", fuse_attention},
         {"fuse_matmul_epilogue", fuse_matmul_epilogue},
         // Before the conv epilogue fusion, which would take its convolutions as FusedConv.

@@ -53,6 +53,8 @@ std::shared_ptr<const GraphIR> run_pipeline(const GraphIR& graph, const PassCont
 void integer_qdq_products(Rewriter& rewriter, const PassContext& context);
 // GELU written out as Erf and arithmetic (fuse_gelu.cpp).
 void fuse_gelu(Rewriter& rewriter, const PassContext& context);
+// x · Sigmoid(x) to Silu (fuse_silu.cpp).
+void fuse_silu(Rewriter& rewriter, const PassContext& context);
 // Scaled dot-product attention with its head split and merge (fuse_attention.cpp).
 void fuse_attention(Rewriter& rewriter, const PassContext& context);
 // MatMul by a weight, + bias, + Gelu/Relu (fuse_matmul.cpp).

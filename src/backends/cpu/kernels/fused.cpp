@@ -145,6 +145,7 @@ void register_fused_kernels(KernelRegistry& r) {
     add_floating(r, "Attention", attention_kernel);
     register_bf16_attention_kernel(r);
     register_quantized_matmul_kernel(r);
+    register_silu_kernel(r);
 }
 
 }  // namespace infer::cpu

@@ -12,5 +12,6 @@ void register_control_family_kernels(KernelRegistry& registry);   // table_contr
 void register_fused_kernels(KernelRegistry& registry);            // table_fused.cpp's ops
 void register_quantized_matmul_kernel(KernelRegistry& registry);  // QuantizedMatMul, of the fused family
 void register_bf16_attention_kernel(KernelRegistry& registry);    // Attention in bf16 on AVX512_BF16
+void register_silu_kernel(KernelRegistry& registry);              // Silu, of the fused family
 
 }  // namespace infer::cpu
