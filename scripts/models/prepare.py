@@ -999,7 +999,7 @@ TOKENIZERS = {"gpt2-bpe-tokenizer": prepare_gpt2_tokenizer, "t5-unigram-tokenize
 
 
 def write_ort_reference(source, out):
-    """ONNX Runtime's output of out/model.onnx on MiniLM's test_data_set_0 inputs, written with
+    """ONNX Runtime's output of out/model.onnx on the source model's test_data_set_0 inputs, written with
     those inputs to out/test_data_set_0: the reference an ORT-quantized file is checked against."""
     import numpy as np
     import onnxruntime
@@ -1067,7 +1067,43 @@ def prepare_minilm_static_ort(out, operator_format):
     }
 
 
+def prepare_resnet50_qdq_ort(out):
+    """resnet50-random through quantize_static in the QDQ format (every convolution and the
+    classifier, s8 weights per channel, u8 activations calibrated by min-max on 8 seeded
+    N(0, 1) images), with ONNX Runtime's logits of it on resnet50-random's test images: the
+    integer convolutions (ConvIntegerToFloat) against ONNX Runtime on the same file."""
+    import numpy as np
+    import onnxruntime
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    source = CACHE / "resnet50-random"
+    if not manifest_current(source):
+        prepare("resnet50-random")
+
+    class Images(CalibrationDataReader):
+        def __init__(self):
+            rng = np.random.default_rng(SEED)
+            self.feeds = iter([{"pixel_values": rng.standard_normal((1, 3, 224, 224), dtype=np.float32)}
+                               for _ in range(8)])
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    quantize_static(str(source / "model.onnx"), str(out / "model.onnx"), Images(), quant_format=QuantFormat.QDQ,
+                    per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    session = write_ort_reference(source, out)
+    return {
+        "source": "resnet50-random's model.onnx through onnxruntime.quantization.quantize_static (QDQ format, s8 "
+                  "weights per channel, u8 activations calibrated by min-max on 8 seeded N(0, 1) images), "
+                  f"onnxruntime {onnxruntime.__version__}",
+        "inputs": [i.name for i in session.get_inputs()],
+        "output": "logits",
+        "reference": "test_data_set_0: ONNX Runtime's logits of the quantized model on resnet50-random's 2 images",
+    }
+
+
 PREPARE = {"all-MiniLM-L6-v2": prepare_minilm,
+           "resnet50-qdq-ort": prepare_resnet50_qdq_ort,
            **{name: (lambda out, name=name: prepare_t5_generation(out, name)) for name in T5_GENERATION},
            "all-MiniLM-L6-v2-int8-ort": prepare_minilm_int8_ort,
            "all-MiniLM-L6-v2-qdq-ort": lambda out: prepare_minilm_static_ort(out, operator_format=False),
@@ -1109,7 +1145,7 @@ def prepare(name):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     known = list(MODELS) + list(CHECKPOINTS) + list(TOKENIZERS) + list(T5_GENERATION) + [
-        "all-MiniLM-L6-v2-int8-ort", "all-MiniLM-L6-v2-qdq-ort", "all-MiniLM-L6-v2-qop-ort"]
+        "all-MiniLM-L6-v2-int8-ort", "all-MiniLM-L6-v2-qdq-ort", "all-MiniLM-L6-v2-qop-ort", "resnet50-qdq-ort"]
     # The full-size checkpoints and generation models (250-500 MB each) only when named.
     named_only = {"bert-base-checkpoint", "distilbert-base-checkpoint", "gpt2-small-checkpoint",
                   "gpt2-small-generation", "t5-small-generation"}
