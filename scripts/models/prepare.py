@@ -1031,10 +1031,24 @@ def prepare_minilm_int8_ort(out):
     }
 
 
+def calibration_reader(feeds):
+    """ONNX Runtime's calibration interface over a list of feeds (name -> array), one per step."""
+    from onnxruntime.quantization import CalibrationDataReader
+
+    class Feeds(CalibrationDataReader):
+        def __init__(self):
+            self.feeds = iter(feeds)
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    return Feeds()
+
+
 def prepare_minilm_static_ort(out, operator_format):
     import numpy as np
     import onnxruntime
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
 
     source = CACHE / "all-MiniLM-L6-v2"
     if not manifest_current(source):
@@ -1042,17 +1056,12 @@ def prepare_minilm_static_ort(out, operator_format):
     # Calibrated on 64 texts of the tokenizer corpus (the check sentences are not among them).
     cases = json.loads((source / "tokenizer_corpus.json").read_text())["cases"][100:164]
 
-    class Corpus(CalibrationDataReader):
-        def __init__(self):
-            self.feeds = iter([{"input_ids": np.array([case["ids_128"]], dtype=np.int64),
-                                "attention_mask": np.ones((1, len(case["ids_128"])), dtype=np.int64),
-                                "token_type_ids": np.zeros((1, len(case["ids_128"])), dtype=np.int64)} for case in cases])
-
-        def get_next(self):
-            return next(self.feeds, None)
-
+    corpus = calibration_reader([{"input_ids": np.array([case["ids_128"]], dtype=np.int64),
+                                  "attention_mask": np.ones((1, len(case["ids_128"])), dtype=np.int64),
+                                  "token_type_ids": np.zeros((1, len(case["ids_128"])), dtype=np.int64)}
+                                 for case in cases])
     # The operator format (QLinearMatMul) takes weights per tensor only.
-    quantize_static(str(source / "model.onnx"), str(out / "model.onnx"), Corpus(),
+    quantize_static(str(source / "model.onnx"), str(out / "model.onnx"), corpus,
                     quant_format=QuantFormat.QOperator if operator_format else QuantFormat.QDQ,
                     per_channel=not operator_format, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
                     op_types_to_quantize=["MatMul"])  # the products; all ops by default ruins the embeddings
@@ -1074,22 +1083,16 @@ def prepare_resnet50_qdq_ort(out):
     integer convolutions (ConvIntegerToFloat) against ONNX Runtime on the same file."""
     import numpy as np
     import onnxruntime
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
 
     source = CACHE / "resnet50-random"
     if not manifest_current(source):
         prepare("resnet50-random")
 
-    class Images(CalibrationDataReader):
-        def __init__(self):
-            rng = np.random.default_rng(SEED)
-            self.feeds = iter([{"pixel_values": rng.standard_normal((1, 3, 224, 224), dtype=np.float32)}
-                               for _ in range(8)])
-
-        def get_next(self):
-            return next(self.feeds, None)
-
-    quantize_static(str(source / "model.onnx"), str(out / "model.onnx"), Images(), quant_format=QuantFormat.QDQ,
+    rng = np.random.default_rng(SEED)
+    images = calibration_reader([{"pixel_values": rng.standard_normal((1, 3, 224, 224), dtype=np.float32)}
+                                 for _ in range(8)])
+    quantize_static(str(source / "model.onnx"), str(out / "model.onnx"), images, quant_format=QuantFormat.QDQ,
                     per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
     session = write_ort_reference(source, out)
     return {

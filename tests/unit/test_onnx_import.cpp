@@ -222,7 +222,7 @@ TEST_CASE("bad model files give ModelError or Unsupported naming the problem", "
         expect_error<Unsupported>(m, "FlashAttention9000");
     }
     SECTION("an op of infer's internal domain (made by fusion, never imported)") {
-        for (const char* op : {"Attention", "FusedMatMul", "AddLayerNormalization"}) {
+        for (const char* op : {"Attention", "FusedMatMul", "AddLayerNormalization", "Silu", "ConvIntegerToFloat"}) {
             ModelMaker m;
             m.input("x", {2});
             m.node(op, {"x", "x", "x"}, {"y"});

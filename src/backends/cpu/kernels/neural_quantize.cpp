@@ -12,9 +12,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <array>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 namespace infer::cpu {
 
@@ -131,16 +131,19 @@ void dynamic_quantize_kernel(KernelContext& ctx) {
     const Tensor& x = ctx.input(0);
     const float* px = x.data<float>();
     const int64_t n = x.numel();  // once: Shape::numel was a tenth of an ORT-quantized MiniLM run
-    constexpr int64_t kChunk = 65536;
-    std::vector<std::pair<float, float>> ranges(static_cast<size_t>((n + kChunk - 1) / kChunk));
-    parallel_for(static_cast<int64_t>(ranges.size()), 1, [&](int64_t begin, int64_t end) {
+    // At most kChunks ranges of at least 65 536 values: on the stack, no allocation per run.
+    constexpr int64_t kChunks = 64;
+    const int64_t chunk = std::max<int64_t>(65536, (n + kChunks - 1) / kChunks), chunks = (n + chunk - 1) / chunk;
+    std::array<std::pair<float, float>, kChunks> ranges{};
+    parallel_for(chunks, 1, [&](int64_t begin, int64_t end) {
         for (int64_t c = begin; c < end; ++c) {
             auto& [low, high] = ranges[static_cast<size_t>(c)];
-            range_with_zero(px + c * kChunk, std::min(kChunk, n - c * kChunk), low, high);
+            range_with_zero(px + c * chunk, std::min(chunk, n - c * chunk), low, high);
         }
     });
     float low = 0, high = 0;
-    for (const auto& [l, h] : ranges) low = std::min(low, l), high = std::max(high, h);
+    for (int64_t c = 0; c < chunks; ++c)
+        low = std::min(low, ranges[static_cast<size_t>(c)].first), high = std::max(high, ranges[static_cast<size_t>(c)].second);
     const float scale = (high - low) / 255.0f;
     const uint8_t zero = scale == 0 ? 0 : saturate<uint8_t>(std::nearbyint(-low / scale));
     uint8_t* py = ctx.output(0).data<uint8_t>();
