@@ -1,6 +1,8 @@
 #pragma once
 // A Batch is a set of named tensors: the inputs of a run, or its outputs. The helpers build
-// batches from single examples (stack, pad) and take them apart again (split).
+// batches from single examples (stack, pad) and take them apart again (split). A graph whose
+// inputs or outputs are sequences (ONNX sequence type) takes and gives them as named lists of
+// tensors beside the tensors; iterating a batch visits its tensors only.
 #include <infer/tensor.hpp>
 
 #include <initializer_list>
@@ -27,8 +29,16 @@ public:
     auto begin() const { return entries_.begin(); }
     auto end() const { return entries_.end(); }
 
+    // Sequences: adds or replaces the list called `name` (it may be empty).
+    void set_sequence(const std::string& name, std::vector<Tensor> elements);
+    bool contains_sequence(const std::string& name) const;
+    // Throws InvalidArgument naming `name` and the sequences the batch holds.
+    const std::vector<Tensor>& sequence(const std::string& name) const;
+    std::vector<std::string> sequence_names() const;
+
 private:
     std::vector<std::pair<std::string, Tensor>> entries_;
+    std::vector<std::pair<std::string, std::vector<Tensor>>> sequences_;
 };
 
 // Stacks equally shaped tensors along a new leading axis: n × [d...] → [n, d...]. On the CPU.

@@ -11,6 +11,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,11 +22,20 @@ struct GraphIR;
 struct GraphState;
 }  // namespace detail
 
-// A named graph input or output with its declared dtype and (possibly dynamic) shape.
+// What a graph input or output holds: a tensor, or a sequence of tensors (ONNX sequence
+// type: a list whose length and element shapes may differ from run to run).
+enum class ValueKind : uint8_t { tensor, sequence };
+
+// A named graph input or output with its declared dtype and (possibly dynamic) shape. For a
+// sequence, dtype is every element's and shape what the elements share (unknown dimensions
+// kDynamic, rank 0 when unknown). An optional value (ONNX optional type) may be absent: an
+// absent input is left out of the batch, an absent output is missing from the result.
 struct TensorInfo {
     std::string name;
     DType dtype;
     Shape shape;
+    ValueKind kind = ValueKind::tensor;
+    bool optional = false;
 };
 
 class Graph {
@@ -82,6 +92,12 @@ public:
 
     // A graph input; dimensions may be kDynamic.
     Value input(const std::string& name, DType dtype, const Shape& shape);
+    // A graph input holding a sequence of `dtype` tensors (ONNX sequence type), each of a shape
+    // matching `element_shape`, or of any shape without one. Runs give it with Batch::set_sequence.
+    Value sequence_input(const std::string& name, DType dtype, std::optional<Shape> element_shape = std::nullopt);
+    // A graph input a run may leave out of its batch (ONNX optional type): a tensor, or a sequence
+    // of tensors of `shape` with ValueKind::sequence.
+    Value optional_input(const std::string& name, DType dtype, const Shape& shape, ValueKind kind = ValueKind::tensor);
     // A constant (weights); the tensor is copied to the CPU if it lives elsewhere.
     Value constant(const Tensor& value, const std::string& name = "");
     Value constant_i64(const std::vector<int64_t>& values);  // a 1-D i64 constant

@@ -41,6 +41,34 @@ std::vector<std::string> Batch::names() const {
     return names;
 }
 
+void Batch::set_sequence(const std::string& name, std::vector<Tensor> elements) {
+    for (auto& entry : sequences_)
+        if (entry.first == name) {
+            entry.second = std::move(elements);
+            return;
+        }
+    sequences_.emplace_back(name, std::move(elements));
+}
+
+bool Batch::contains_sequence(const std::string& name) const {
+    return std::any_of(sequences_.begin(), sequences_.end(), [&](const auto& e) { return e.first == name; });
+}
+
+const std::vector<Tensor>& Batch::sequence(const std::string& name) const {
+    for (const auto& entry : sequences_)
+        if (entry.first == name) return entry.second;
+    std::string held;
+    for (const auto& entry : sequences_) held += (held.empty() ? "" : ", ") + entry.first;
+    throw InvalidArgument("no sequence named '" + name + "' in the batch (it holds: " +
+                          (held.empty() ? std::string("none") : held) + ")");
+}
+
+std::vector<std::string> Batch::sequence_names() const {
+    std::vector<std::string> names;
+    for (const auto& entry : sequences_) names.push_back(entry.first);
+    return names;
+}
+
 Tensor stack(const std::vector<Tensor>& items) {
     if (items.empty()) throw InvalidArgument("stack: no tensors given");
     const Tensor& first = items.front();

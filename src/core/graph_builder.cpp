@@ -39,6 +39,20 @@ Value GraphBuilder::input(const std::string& name, DType dtype, const Shape& sha
     return {id};
 }
 
+Value GraphBuilder::sequence_input(const std::string& name, DType dtype, std::optional<Shape> element_shape) {
+    detail::TensorType type{dtype, std::move(element_shape)};
+    type.kind = ValueKind::sequence;
+    const int id = state_->add_value(name, type);
+    state_->ir.inputs.push_back(id);
+    return {id};
+}
+
+Value GraphBuilder::optional_input(const std::string& name, DType dtype, const Shape& shape, ValueKind kind) {
+    const Value v = kind == ValueKind::sequence ? sequence_input(name, dtype, shape) : input(name, dtype, shape);
+    state_->ir.values[v.id].type.optional = true;
+    return v;
+}
+
 Value GraphBuilder::constant(const Tensor& value, const std::string& name) {
     if (!value.defined()) throw ModelError("constant '" + name + "' is an undefined tensor");
     const std::string value_name =

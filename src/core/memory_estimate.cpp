@@ -37,6 +37,9 @@ MemoryEstimate estimate_memory(const Graph& graph, const SessionOptions& options
     }
     for (size_t i = 0; i < graph.inputs().size(); ++i) {
         const TensorInfo& info = graph.inputs()[i];
+        if (info.kind != ValueKind::tensor || info.optional)
+            throw InvalidArgument("estimate_memory: input '" + info.name +
+                                  "' is a sequence or optional value; estimate with a session's plan instead");
         auto it = input_shapes.find(info.name);
         if (it == input_shapes.end())
             throw InvalidArgument("estimate_memory: no shape given for input '" + info.name + "' (" +

@@ -173,39 +173,65 @@ struct Session::Impl {
     std::vector<Tensor> outputs_to_write(const Batch* bound, const detail::Plan& plan) const;
     bool keep_in_f32(const std::vector<std::string>& out_of_range);
 
-    // Checks the batch against the graph's inputs; returns the tensors in graph-input order.
+    // Checks the batch against the graph's inputs; returns the tensors in graph-input order, a
+    // sequence's elements in its place, and fills the signature.
     std::vector<Tensor> bind(const Batch& batch, detail::InputSignature& signature) const {
         const auto& infos = graph.inputs();
         std::string expected;
         for (const auto& info : infos) expected += (expected.empty() ? "" : ", ") + info.name;
-        for (const auto& [name, tensor] : batch) {
-            bool known = false;
-            for (const auto& info : infos) known = known || info.name == name;
-            if (!known)
-                throw InvalidArgument("graph '" + graph.name() + "' has no input named '" + name +
-                                      "' (its inputs are: " + expected + ")");
-        }
+        const auto check_known = [&](const std::string& name, bool sequence) {
+            for (const auto& info : infos)
+                if (info.name == name) {
+                    if ((info.kind == ValueKind::sequence) != sequence)
+                        throw InvalidArgument("input '" + name + "' is a " + (sequence ? "tensor" : "sequence") +
+                                              " of the graph, but the batch gives a " + (sequence ? "sequence" : "tensor"));
+                    return;
+                }
+            throw InvalidArgument("graph '" + graph.name() + "' has no input named '" + name + "' (its inputs are: " +
+                                  expected + ")");
+        };
+        for (const auto& [name, tensor] : batch) check_known(name, false);
+        for (const auto& name : batch.sequence_names()) check_known(name, true);
         std::vector<Tensor> tensors;
-        for (const auto& info : infos) {
-            if (!batch.contains(info.name))
-                throw InvalidArgument("graph '" + graph.name() + "': input '" + info.name +
-                                      "' is missing (its inputs are: " + expected + ")");
-            const Tensor& t = batch[info.name];
-            if (!t.defined())
-                throw InvalidArgument("input '" + info.name + "' is an undefined tensor");
+        bool structured = false;
+        const auto add = [&](const TensorInfo& info, const Tensor& t, const std::string& what, bool deciding) {
+            if (!t.defined()) throw InvalidArgument(what + " is an undefined tensor");
             if (t.dtype() != info.dtype)
-                throw InvalidArgument("input '" + info.name + "' has dtype " +
-                                      std::string(dtype_name(t.dtype())) + ", the graph expects " +
+                throw InvalidArgument(what + " has dtype " + std::string(dtype_name(t.dtype())) + ", the graph expects " +
                                       std::string(dtype_name(info.dtype)));
-            if (!t.shape().matches(info.shape))
-                throw InvalidArgument("input '" + info.name + "' has shape " + t.shape().to_string() +
-                                      ", the graph expects " + info.shape.to_string());
+            // A sequence declared without an element shape takes elements of any shape.
+            const bool any_shape = info.kind == ValueKind::sequence && info.shape.rank() == 0;
+            if (!any_shape && !t.shape().matches(info.shape))
+                throw InvalidArgument(what + " has shape " + t.shape().to_string() + ", the graph expects " +
+                                      info.shape.to_string());
             tensors.push_back(t.contiguous());
-            signature.values.push_back(shape_deciding[tensors.size() - 1] ? t.to(Device::CPU) : Tensor());
+            signature.values.push_back(deciding ? t.to(Device::CPU) : Tensor());
             signature.dtypes.push_back(t.dtype());
             signature.shapes.push_back(t.shape());
             signature.devices.push_back(t.device());
+        };
+        for (size_t i = 0; i < infos.size(); ++i) {
+            const TensorInfo& info = infos[i];
+            const bool given = info.kind == ValueKind::sequence ? batch.contains_sequence(info.name) : batch.contains(info.name);
+            if (!given && !info.optional)
+                throw InvalidArgument("graph '" + graph.name() + "': input '" + info.name + "' is missing (its inputs are: " +
+                                      expected + ")");
+            structured = structured || info.kind == ValueKind::sequence || info.optional;
+            if (!given) {
+                signature.structure.push_back(detail::kAbsentEntry);
+                continue;
+            }
+            if (info.kind == ValueKind::tensor) {
+                signature.structure.push_back(detail::kTensorEntry);
+                add(info, batch[info.name], "input '" + info.name + "'", shape_deciding[i]);
+                continue;
+            }
+            const std::vector<Tensor>& elements = batch.sequence(info.name);
+            signature.structure.push_back(static_cast<int>(elements.size()));
+            for (size_t e = 0; e < elements.size(); ++e)
+                add(info, elements[e], "element " + std::to_string(e) + " of input '" + info.name + "'", shape_deciding[i]);
         }
+        if (!structured) signature.structure.clear();  // the key of a graph of tensors stays as it was
         return tensors;
     }
 };
@@ -220,7 +246,8 @@ Session::Session(Graph graph, SessionOptions options)
     detail::InputSignature signature;
     for (size_t i = 0; i < impl_->graph.inputs().size(); ++i) {
         const TensorInfo& info = impl_->graph.inputs()[i];
-        if (!info.shape.is_static() || impl_->shape_deciding[i]) return;
+        const bool plain = info.kind == ValueKind::tensor && !info.optional;
+        if (!plain || !info.shape.is_static() || impl_->shape_deciding[i]) return;
         signature.dtypes.push_back(info.dtype);
         signature.shapes.push_back(info.shape);
         signature.devices.push_back(Device::CPU);
@@ -279,16 +306,34 @@ MemoryEstimate Session::memory() const {
     return impl_->latest->memory;
 }
 
+namespace {
+// Where each graph output's tensors start in the plan's flat list of output tensors.
+std::vector<size_t> flat_output_offsets(const detail::Plan& plan) {
+    std::vector<size_t> offsets;
+    size_t next = 0;
+    for (int entry : plan.output_structure) {
+        offsets.push_back(next);
+        next += entry == detail::kAbsentEntry ? 0 : entry == detail::kTensorEntry ? 1 : static_cast<size_t>(entry);
+    }
+    return offsets;
+}
+}  // namespace
+
 std::vector<Tensor> Session::Impl::outputs_to_write(const Batch* bound, const detail::Plan& plan) const {
     const auto& infos = graph.outputs();
-    std::vector<Tensor> tensors(infos.size());
+    std::vector<Tensor> tensors(plan.output_slots.size());
     if (!bound) return tensors;
+    const std::vector<size_t> offsets = flat_output_offsets(plan);
     for (const auto& [name, tensor] : *bound) {
         const auto it = std::find_if(infos.begin(), infos.end(), [&](const TensorInfo& info) { return info.name == name; });
         if (it == infos.end())
             throw InvalidArgument("graph '" + graph.name() + "' has no output named '" + name + "'");
-        const size_t i = static_cast<size_t>(it - infos.begin());
+        const size_t output = static_cast<size_t>(it - infos.begin());
         if (!tensor.defined()) continue;
+        if (plan.output_structure[output] != detail::kTensorEntry)
+            throw InvalidArgument("output '" + name + "' is a sequence or an absent optional in this run; only tensor "
+                                  "outputs can be bound");
+        const size_t i = offsets[output];
         const detail::Slot& slot = plan.slots[plan.output_slots[i]];
         if (tensor.dtype() != slot.dtype || tensor.shape() != slot.shape)
             throw InvalidArgument("output '" + name + "' is bound to a tensor " + tensor.describe() + "; this run makes " +
@@ -331,8 +376,9 @@ Batch Session::Impl::run(const Batch& inputs, const Batch* bound_outputs, RunPro
     detail::InputSignature signature;
     const std::vector<Tensor> tensors = bind(inputs, signature);
     std::vector<Tensor> outputs;
+    std::shared_ptr<const detail::Plan> plan;
     for (int round = 0;; ++round) {
-        const std::shared_ptr<const detail::Plan> plan = plan_for(signature);
+        plan = plan_for(signature);
         const std::vector<Tensor> targets = outputs_to_write(bound_outputs, *plan);
         auto context = contexts.borrow();
         // A context whose run threw is dropped rather than given back: it may hold half-written state.
@@ -344,7 +390,19 @@ Batch Session::Impl::run(const Batch& inputs, const Batch* bound_outputs, RunPro
     }
     Batch result;
     const auto& infos = graph.outputs();
-    for (size_t i = 0; i < infos.size(); ++i) result.set(infos[i].name, std::move(outputs[i]));
+    size_t next = 0;
+    for (size_t i = 0; i < infos.size(); ++i) {
+        const int entry = plan->output_structure[i];
+        if (entry == detail::kAbsentEntry) continue;  // an optional holding nothing
+        if (infos[i].kind == ValueKind::tensor) {
+            result.set(infos[i].name, std::move(outputs[next++]));
+            continue;
+        }
+        std::vector<Tensor> elements(outputs.begin() + static_cast<std::ptrdiff_t>(next),
+                                     outputs.begin() + static_cast<std::ptrdiff_t>(next + static_cast<size_t>(entry)));
+        next += static_cast<size_t>(entry);
+        result.set_sequence(infos[i].name, std::move(elements));
+    }
     return result;
 }
 

@@ -74,8 +74,42 @@ std::string compare(const infer::Tensor& got, infer::Tensor expected) {
     return "";
 }
 
+// An output file's contents as tensors: a TensorProto, or a SequenceProto's or OptionalProto's
+// elements (the model's declared output type says which); `present` false for an empty optional.
+std::vector<infer::Tensor> load_output(const fs::path& file, const onnx::TypeProto& type, bool& present) {
+    present = true;
+    if (type.has_optional_type()) {
+        infer::OptionalContents contents = infer::load_optional_proto(file.string());
+        present = contents.present;
+        return contents.elements;
+    }
+    if (type.has_sequence_type()) return infer::load_sequence_proto(file.string());
+    return {infer::load_tensor(file.string())};
+}
+
+// The difference between an output infer-run wrote and the expected one; empty when they agree.
+std::string compare_output(const fs::path& got_file, const fs::path& expected_file, const onnx::TypeProto& type) {
+    bool got_present = false, expected_present = false;
+    const std::vector<infer::Tensor> got = load_output(got_file, type, got_present);
+    const std::vector<infer::Tensor> expected = load_output(expected_file, type, expected_present);
+    if (got_present != expected_present)
+        return std::string("the optional ") + (got_present ? "holds a value" : "is empty") + ", expected otherwise";
+    if (got.size() != expected.size())
+        return std::to_string(got.size()) + " elements, expected " + std::to_string(expected.size());
+    for (size_t e = 0; e < got.size(); ++e) {
+        const std::string difference = compare(got[e], expected[e]);
+        if (!difference.empty()) return (got.size() > 1 ? "element " + std::to_string(e) + ": " : "") + difference;
+    }
+    return "";
+}
+
 Result run_case(const fs::path& test, const std::string& infer_run, const std::string& device,
                 const fs::path& work) {
+    onnx::ModelProto model;
+    {
+        std::ifstream in(test / "model.onnx", std::ios::binary);
+        if (!model.ParseFromIstream(&in)) return {Outcome::fail, "model.onnx does not parse"};
+    }
     for (const auto& entry : fs::directory_iterator(test)) {
         if (!entry.is_directory() || entry.path().filename().string().rfind("test_data_set", 0) != 0)
             continue;
@@ -100,8 +134,8 @@ Result run_case(const fs::path& test, const std::string& infer_run, const std::s
             if (!fs::exists(expected)) break;
             const fs::path got = out / ("output_" + std::to_string(i) + ".pb");
             if (!fs::exists(got)) return {Outcome::fail, "output " + std::to_string(i) + " missing"};
-            const std::string difference =
-                compare(infer::load_tensor(got.string()), infer::load_tensor(expected.string()));
+            if (i >= model.graph().output_size()) return {Outcome::fail, "more expected outputs than the model has"};
+            const std::string difference = compare_output(got, expected, model.graph().output(i).type());
             if (!difference.empty())
                 return {Outcome::fail, entry.path().filename().string() + " output " + std::to_string(i) +
                                            ": " + difference};

@@ -24,7 +24,7 @@ const std::vector<Case>& all_cases() {
     static const std::vector<Case> cases = [] {
         std::vector<Case> all;
         for (auto* family : {&math_arithmetic_cases, &math_cases, &indexing_movement_cases, &indexing_cases,
-                             &neural_layers_cases, &neural_cases, &control_cases, &fused_cases})
+                             &neural_layers_cases, &neural_cases, &control_cases, &sequence_cases, &fused_cases})
             for (Case& c : family()) all.push_back(std::move(c));
         return all;
     }();

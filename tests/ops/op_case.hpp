@@ -115,6 +115,7 @@ std::vector<Case> indexing_cases();
 std::vector<Case> neural_layers_cases();
 std::vector<Case> neural_cases();
 std::vector<Case> control_cases();
+std::vector<Case> sequence_cases();
 std::vector<Case> fused_cases();
 const std::vector<Case>& all_cases();
 

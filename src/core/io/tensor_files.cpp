@@ -1,5 +1,8 @@
-// Tensors as files: ONNX TensorProto (.pb) and NumPy (.npy, format versions 1 to 3).
+// Tensors as files: ONNX TensorProto (.pb) and NumPy (.npy, format versions 1 to 3), and
+// ONNX's SequenceProto and OptionalProto for sequences and optional values.
 #include "core/onnx/tensor_proto.hpp"
+
+#include <onnx/onnx-data.pb.h>
 
 #include <infer/error.hpp>
 #include <infer/tensor_io.hpp>
@@ -133,6 +136,82 @@ Tensor load_tensor_proto(const std::string& path) {
 void save_tensor_proto(const Tensor& tensor, const std::string& path, const std::string& name) {
     std::string bytes;
     detail::tensor_to_proto(tensor, name).SerializeToString(&bytes);
+    write_file(path, bytes);
+}
+
+namespace {
+std::string folder_of(const std::string& path) {
+    return path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
+}
+
+std::vector<Tensor> sequence_from_proto(const onnx::SequenceProto& proto, const std::string& path) {
+    if (proto.elem_type() != onnx::SequenceProto_DataType_TENSOR && proto.tensor_values_size() == 0 &&
+        proto.elem_type() != onnx::SequenceProto_DataType_UNDEFINED)
+        throw Unsupported(path + ": a sequence of other than tensors");
+    std::vector<Tensor> elements;
+    for (int i = 0; i < proto.tensor_values_size(); ++i)
+        elements.push_back(detail::tensor_from_proto(proto.tensor_values(i), folder_of(path),
+                                                     path + ": element " + std::to_string(i)));
+    return elements;
+}
+
+void fill_sequence(onnx::SequenceProto& proto, const std::vector<Tensor>& elements, const std::string& name) {
+    proto.set_name(name);
+    proto.set_elem_type(onnx::SequenceProto_DataType_TENSOR);
+    for (const Tensor& element : elements) *proto.add_tensor_values() = detail::tensor_to_proto(element, "");
+}
+}  // namespace
+
+std::vector<Tensor> load_sequence_proto(const std::string& path) {
+    onnx::SequenceProto proto;
+    if (!proto.ParseFromString(read_file(path))) throw ModelError(path + ": not a valid ONNX SequenceProto");
+    return sequence_from_proto(proto, path);
+}
+
+void save_sequence_proto(const std::vector<Tensor>& elements, const std::string& path, const std::string& name) {
+    onnx::SequenceProto proto;
+    fill_sequence(proto, elements, name);
+    std::string bytes;
+    proto.SerializeToString(&bytes);
+    write_file(path, bytes);
+}
+
+OptionalContents load_optional_proto(const std::string& path) {
+    onnx::OptionalProto proto;
+    if (!proto.ParseFromString(read_file(path))) throw ModelError(path + ": not a valid ONNX OptionalProto");
+    OptionalContents contents;
+    if (proto.has_tensor_value()) {
+        contents.present = true;
+        contents.elements.push_back(detail::tensor_from_proto(proto.tensor_value(), folder_of(path), path));
+    } else if (proto.has_sequence_value()) {
+        contents.present = true;
+        contents.sequence = true;
+        contents.elements = sequence_from_proto(proto.sequence_value(), path);
+    } else if (proto.elem_type() != onnx::OptionalProto_DataType_UNDEFINED &&
+               proto.elem_type() != onnx::OptionalProto_DataType_TENSOR &&
+               proto.elem_type() != onnx::OptionalProto_DataType_SEQUENCE) {
+        throw Unsupported(path + ": an optional of other than a tensor or a sequence");
+    }
+    return contents;
+}
+
+void save_optional_proto(const OptionalContents& contents, const std::string& path, const std::string& name) {
+    onnx::OptionalProto proto;
+    proto.set_name(name);
+    if (contents.sequence) {
+        proto.set_elem_type(onnx::OptionalProto_DataType_SEQUENCE);
+        if (contents.present) fill_sequence(*proto.mutable_sequence_value(), contents.elements, "");
+    } else {
+        proto.set_elem_type(onnx::OptionalProto_DataType_TENSOR);
+        if (contents.present) {
+            if (contents.elements.size() != 1)
+                throw InvalidArgument("save_optional_proto: an optional tensor holds one tensor, not " +
+                                      std::to_string(contents.elements.size()));
+            *proto.mutable_tensor_value() = detail::tensor_to_proto(contents.elements[0], "");
+        }
+    }
+    std::string bytes;
+    proto.SerializeToString(&bytes);
     write_file(path, bytes);
 }
 

@@ -14,9 +14,15 @@
 namespace infer::detail {
 
 // A dtype and a shape that may be unknown (rank unknown) or partly dynamic (kDynamic dims).
+// For a sequence, the element dtype and the shape every element has (unknown when they
+// differ); how many elements, and each one's shape, plans know (planner/sequence_values.hpp).
+// An optional value may hold nothing; plans know whether it does.
 struct TensorType {
     DType dtype = DType::f32;
     std::optional<Shape> shape;
+    ValueKind kind = ValueKind::tensor;
+    bool optional = false;
+    bool is_plain_tensor() const { return kind == ValueKind::tensor && !optional; }
 };
 
 struct ValueIR {

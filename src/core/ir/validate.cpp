@@ -91,6 +91,13 @@ void infer_types(GraphIR& g) {
         }
         const OpSchema* schema = &op_schema(node.id);
         InferenceContext ctx(node, inputs, values);
+        if (!schema->output_structure)
+            for (size_t i = 0; i < inputs.size(); ++i)
+                if (node.inputs[i] >= 0 && !inputs[i].is_plain_tensor())
+                    throw Unsupported("graph '" + g.name + "': node '" + node.name + "' (" + node.op + ") input " +
+                                      std::to_string(i) + " '" + g.values[node.inputs[i]].name + "' is " +
+                                      (inputs[i].optional ? "an optional value" : "a sequence") + "; " + node.op +
+                                      " takes tensors (sequences go to the sequence ops, Identity and SequenceMap)");
         std::vector<Shape> shapes;
         bool known = true;
         try {
@@ -105,6 +112,9 @@ void infer_types(GraphIR& g) {
             TensorType& type = g.values[node.outputs[i]].type;
             type.dtype = schema->output_dtype(ctx, i);
             type.shape = known ? std::optional<Shape>(shapes[i]) : std::nullopt;
+            type.kind = ValueKind::tensor;
+            type.optional = false;
+            if (schema->output_structure) schema->output_structure(ctx, i, type);
         }
     }
 }
@@ -117,12 +127,13 @@ void validate(GraphIR& g) {
     g.output_infos.clear();
     for (int id : g.inputs) {
         const ValueIR& v = g.values[id];
-        g.input_infos.push_back({v.name, v.type.dtype, v.type.shape.value_or(Shape{})});
+        g.input_infos.push_back({v.name, v.type.dtype, v.type.shape.value_or(Shape{}), v.type.kind, v.type.optional});
     }
     for (size_t i = 0; i < g.outputs.size(); ++i) {
         const ValueIR& v = g.values[g.outputs[i]];
         // An output of unknown rank is reported as rank 0; its real shape comes with each run.
-        g.output_infos.push_back({g.output_names[i], v.type.dtype, v.type.shape.value_or(Shape{})});
+        g.output_infos.push_back(
+            {g.output_names[i], v.type.dtype, v.type.shape.value_or(Shape{}), v.type.kind, v.type.optional});
     }
 }
 

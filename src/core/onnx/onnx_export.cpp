@@ -23,8 +23,12 @@ constexpr int64_t kOpset = 20;
 
 void set_type(onnx::ValueInfoProto& info, const TensorInfo& tensor) {
     info.set_name(tensor.name);
-    auto* type = info.mutable_type()->mutable_tensor_type();
+    onnx::TypeProto* outer = info.mutable_type();
+    if (tensor.optional) outer = outer->mutable_optional_type()->mutable_elem_type();
+    if (tensor.kind == ValueKind::sequence) outer = outer->mutable_sequence_type()->mutable_elem_type();
+    auto* type = outer->mutable_tensor_type();
     type->set_elem_type(static_cast<int>(detail::dtype_to_onnx(tensor.dtype)));
+    if (tensor.kind == ValueKind::sequence && tensor.shape.rank() == 0) return;  // elements of any shape
     auto* shape = type->mutable_shape();
     for (size_t axis = 0; axis < tensor.shape.rank(); ++axis) {
         auto* dim = shape->add_dim();
@@ -90,7 +94,20 @@ onnx::ModelProto to_model(const detail::GraphIR& ir) {
         proto.set_name(node.name);
         for (int input : node.inputs) proto.add_input(name_of(input));
         for (int output : node.outputs) proto.add_output(name_of(output));
-        for (const auto& [name, value] : node.attributes.all()) add_attribute(proto, name, value);
+        for (const auto& [name, value] : node.attributes.all()) {
+            // Optional's element type, which the importer keeps as two integers.
+            if (node.op == "Optional" && name == "type") {
+                auto* attribute = proto.add_attribute();
+                attribute->set_name("type");
+                attribute->set_type(onnx::AttributeProto::TYPE_PROTO);
+                onnx::TypeProto* type = attribute->mutable_tp();
+                if (node.attributes.get_int("type_is_sequence", 0)) type = type->mutable_sequence_type()->mutable_elem_type();
+                type->mutable_tensor_type()->set_elem_type(static_cast<int>(std::get<int64_t>(value)));
+                continue;
+            }
+            if (node.op == "Optional" && name == "type_is_sequence") continue;
+            add_attribute(proto, name, value);
+        }
     }
     // Outputs whose name is not their value's (or that are inputs or constants) go through Identity.
     for (size_t i = 0; i < ir.outputs.size(); ++i) {

@@ -71,9 +71,20 @@ Attributes convert_attributes(const onnx::NodeProto& node, const std::string& ba
             case onnx::AttributeProto_AttributeType_GRAPH:
                 attrs.set(a.name(), import_subgraph(a.g(), what));
                 break;
+            case onnx::AttributeProto_AttributeType_TYPE_PROTO: {
+                // Optional's type: kept as its element dtype and whether it is a sequence.
+                const onnx::TypeProto& type = a.tp();
+                const bool sequence = type.has_sequence_type();
+                const onnx::TypeProto& element = sequence ? type.sequence_type().elem_type() : type;
+                if (!element.has_tensor_type())
+                    throw Unsupported(what + ": only tensor and sequence-of-tensor types are supported");
+                attrs.set(a.name(), int64_t{element.tensor_type().elem_type()});
+                attrs.set(a.name() + "_is_sequence", int64_t{sequence});
+                break;
+            }
             default:
                 throw Unsupported(what + " has a type infer does not support (lists of graphs, "
-                                         "sparse tensors and type protos are not supported)");
+                                         "and sparse tensors are not supported)");
         }
     }
     return attrs;
@@ -97,20 +108,37 @@ Tensor constant_value(const Attributes& attrs, const std::string& where) {
     throw Unsupported(where + ": Constant without a supported value attribute");
 }
 
-Shape declared_shape(const onnx::ValueInfoProto& info, const std::string& what) {
-    if (!info.type().has_tensor_type())
-        throw Unsupported(what + ": '" + info.name() + "' is not a tensor");
-    const auto& type = info.type().tensor_type();
-    if (!type.has_shape())
-        throw Unsupported(what + ": '" + info.name() + "' declares no shape");
+Shape declared_shape(const onnx::TypeProto_Tensor& type, const std::string& name, const std::string& what) {
+    if (!type.has_shape()) throw Unsupported(what + ": '" + name + "' declares no shape");
     std::vector<int64_t> dims;
     for (const auto& d : type.shape().dim()) {
         if (d.has_dim_value() && d.dim_value() < 0)
-            throw ModelError(what + ": '" + info.name() + "' has negative dimension " +
-                             std::to_string(d.dim_value()));
+            throw ModelError(what + ": '" + name + "' has negative dimension " + std::to_string(d.dim_value()));
         dims.push_back(d.has_dim_value() ? d.dim_value() : kDynamic);
     }
     return Shape(dims);
+}
+
+// A graph input's or output's type: a tensor, a sequence of tensors, or an optional of either.
+// A sequence's element shape may be left out (elements of any shape).
+TensorType declared_type(const onnx::TypeProto& type, const std::string& name, const std::string& what) {
+    if (type.has_tensor_type()) {
+        const auto& tensor = type.tensor_type();
+        return {dtype_from_onnx_element(tensor.elem_type(), what + ": '" + name + "'"), declared_shape(tensor, name, what)};
+    }
+    if (type.has_sequence_type() && type.sequence_type().elem_type().has_tensor_type()) {
+        const auto& tensor = type.sequence_type().elem_type().tensor_type();
+        TensorType t{dtype_from_onnx_element(tensor.elem_type(), what + ": '" + name + "'"), std::nullopt};
+        if (tensor.has_shape()) t.shape = declared_shape(tensor, name, what);
+        t.kind = ValueKind::sequence;
+        return t;
+    }
+    if (type.has_optional_type() && !type.optional_type().elem_type().has_optional_type()) {
+        TensorType t = declared_type(type.optional_type().elem_type(), name, what);
+        t.optional = true;
+        return t;
+    }
+    throw Unsupported(what + ": '" + name + "' is neither a tensor, a sequence of tensors nor an optional of one of them");
 }
 
 // Every tensor name the nodes of `graph` and of its subgraphs read.
@@ -213,9 +241,7 @@ GraphIR import_graph(const onnx::GraphProto& graph, int64_t opset, const std::st
         ready.insert(input.name());
         // A subgraph's input types come from its node when a plan is made.
         if (subgraph) continue;
-        const DType dtype = dtype_from_onnx_element(input.type().tensor_type().elem_type(),
-                                                    what + ": input '" + input.name() + "'");
-        builder.graph().values[id].type = {dtype, declared_shape(input, what)};
+        builder.graph().values[id].type = declared_type(input.type(), input.name(), what + ": input");
     }
     // Names this graph defines, which its own subgraphs may read.
     const auto defined_here = [&builder](const std::string& name) { return builder.has_value(name); };
@@ -292,8 +318,12 @@ std::shared_ptr<GraphIR> import_onnx(const onnx::ModelProto& model, const std::s
     // computed then), the shape the file declares is the better description.
     for (int i = 0; i < graph.output_size(); ++i) {
         const auto& declared = graph.output(i);
-        if (ir->values[ir->outputs[i]].type.shape || !declared.type().tensor_type().has_shape()) continue;
-        ir->output_infos[i].shape = declared_shape(declared, what);
+        if (ir->values[ir->outputs[i]].type.shape) continue;
+        const onnx::TypeProto& type = declared.type();
+        const onnx::TypeProto& element = type.has_optional_type() ? type.optional_type().elem_type() : type;
+        const onnx::TypeProto& tensor = element.has_sequence_type() ? element.sequence_type().elem_type() : element;
+        if (!tensor.has_tensor_type() || !tensor.tensor_type().has_shape()) continue;
+        ir->output_infos[i].shape = declared_shape(tensor.tensor_type(), declared.name(), what);
     }
     return ir;
 }

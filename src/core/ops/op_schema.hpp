@@ -34,6 +34,8 @@ public:
     size_t num_inputs() const { return inputs_.size(); }
     bool has_input(size_t i) const { return i < node_.inputs.size() && node_.inputs[i] >= 0; }
     DType dtype(size_t i) const { return inputs_.at(i).dtype; }
+    // The input's whole type: its kind (tensor or sequence) and whether it is optional.
+    const TensorType& type(size_t i) const { return inputs_.at(i); }
     // The input's shape; throws ShapeUnknown when its rank is not known.
     const Shape& shape(size_t i) const;
     // The input's value (a host tensor); throws ShapeUnknown when not known at this point.
@@ -51,6 +53,9 @@ private:
 
 using ShapeFunction = std::vector<Shape> (*)(const InferenceContext&);
 using DTypeFunction = DType (*)(const InferenceContext&, size_t output);
+// For ops that take or make sequences and optionals (table_sequence.cpp): sets the kind of
+// output `output`, whose dtype and shape are set already.
+using StructureFunction = void (*)(const InferenceContext&, size_t output, TensorType& type);
 
 // The host_inputs mask of the given input positions: host_inputs({1, 2}).
 constexpr uint32_t host_inputs_mask(std::initializer_list<int> inputs) {
@@ -114,6 +119,9 @@ struct OpSchema {
     // They stay on the host whatever device runs the node (bit i = input i).
     uint32_t host_inputs = 0;
     OpTraits traits = {};
+    // Set for ops whose inputs or outputs may be sequences or optionals; the planner resolves
+    // such nodes at plan time (planner/value_structures.cpp). Null: tensors only.
+    StructureFunction output_structure = nullptr;
     OpId id = kUnknownOp;  // set when the table is assembled
 
     bool is_host_input(size_t i) const { return i < 32 && (host_inputs >> i) & 1u; }
@@ -125,6 +133,7 @@ std::vector<OpSchema> math_op_schemas();
 std::vector<OpSchema> indexing_op_schemas();
 std::vector<OpSchema> neural_op_schemas();
 std::vector<OpSchema> control_op_schemas();
+std::vector<OpSchema> sequence_op_schemas();
 // Ops fusion passes make (traits.internal): never imported, always with a CPU kernel.
 std::vector<OpSchema> fused_op_schemas();
 

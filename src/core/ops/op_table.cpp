@@ -21,7 +21,7 @@ const Table& table() {
     static const Table instance = [] {
         Table t;
         for (auto* family : {&math_op_schemas, &indexing_op_schemas, &neural_op_schemas, &control_op_schemas,
-                             &fused_op_schemas})
+                             &sequence_op_schemas, &fused_op_schemas})
             for (const OpSchema& schema : family()) t.ops.push_back(schema);
         for (size_t i = 0; i < t.ops.size(); ++i) {
             t.ops[i].id = static_cast<OpId>(i);

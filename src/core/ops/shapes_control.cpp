@@ -28,11 +28,7 @@ Typed node_inputs(const InferenceContext& ctx, size_t first, size_t count, size_
     const size_t n = ctx.node().inputs.size();
     const auto take = [&](size_t i) {
         if (!ctx.has_input(i)) ctx.fail("input " + std::to_string(i) + " is absent");
-        TensorType type{ctx.dtype(i), std::nullopt};
-        try {
-            type.shape = ctx.shape(i);
-        } catch (const ShapeUnknown&) {
-        }
+        TensorType type = ctx.type(i);
         t.inputs.push_back(type);
         const Tensor* value = nullptr;
         try {
@@ -46,34 +42,9 @@ Typed node_inputs(const InferenceContext& ctx, size_t first, size_t count, size_
     return t;
 }
 
-// A subgraph's output types. Once every input shape is known (when a plan is made), the
-// subgraph is planned for the CPU without running it: planning folds what the known values
-// decide (a slice by the loop counter), which validation alone cannot.
+// A subgraph's output types, as the node's attribute `attribute` gives them.
 std::vector<TensorType> output_types(const InferenceContext& ctx, const char* attribute, const Typed& t) {
-    const GraphIR& graph = ctx.attrs().get_graph(attribute).ir();
-    const auto typed = typed_subgraph(graph, t.inputs, t.values, ctx.node().name);
-    std::vector<TensorType> out;
-    for (int id : typed->outputs) out.push_back(typed->values[id].type);
-    InputSignature signature;
-    for (int id : typed->inputs) {
-        const TensorType& type = typed->values[id].type;
-        if (!type.shape || !type.shape->is_static()) return out;
-        signature.dtypes.push_back(type.dtype);
-        signature.shapes.push_back(*type.shape);
-        signature.devices.push_back(Device::CPU);
-    }
-    WeightCache weights;
-    std::shared_ptr<const Plan> plan;
-    try {
-        plan = make_plan(typed, signature, SessionOptions{}, weights, true);
-    } catch (const Unsupported&) {
-        return out;  // shapes decided by values computed inside: validation's types stand
-    }
-    for (size_t i = 0; i < out.size(); ++i) {
-        const Slot& slot = plan->slots[plan->output_slots[i]];
-        out[i] = {slot.dtype, slot.shape};
-    }
-    return out;
+    return subgraph_output_types(ctx.attrs().get_graph(attribute).ir(), t.inputs, t.values, ctx.node().name);
 }
 
 const Shape& known_shape(const TensorType& type) {
@@ -97,6 +68,8 @@ std::vector<TensorType> if_outputs(const InferenceContext& ctx) {
     if (then_types.size() != else_types.size()) ctx.fail("the branches differ in their number of outputs");
     for (size_t i = 0; i < then_types.size(); ++i) {
         if (then_types[i].dtype != else_types[i].dtype) ctx.fail("the branches' output " + std::to_string(i) + " differ in dtype");
+        if (then_types[i].kind != else_types[i].kind || then_types[i].optional != else_types[i].optional)
+            ctx.fail("the branches' output " + std::to_string(i) + " differ in kind (tensor, sequence, optional)");
         if (then_types[i].shape != else_types[i].shape) throw ShapeUnknown{};
     }
     return then_types;
@@ -238,6 +211,38 @@ std::shared_ptr<GraphIR> typed_subgraph(const GraphIR& graph, const std::vector<
     return typed;
 }
 
+// Once every input shape is known (when a plan is made), the subgraph is planned for the CPU
+// without running it: planning folds what the known values decide (a slice by the loop
+// counter), which validation alone cannot.
+std::vector<TensorType> subgraph_output_types(const GraphIR& graph, const std::vector<TensorType>& inputs,
+                                              const std::vector<const Tensor*>& values, const std::string& node) {
+    const auto typed = typed_subgraph(graph, inputs, values, node);
+    std::vector<TensorType> out;
+    for (int id : typed->outputs) out.push_back(typed->values[id].type);
+    for (const TensorType& type : out)
+        if (!type.is_plain_tensor()) return out;  // plans list a sequence's elements, not it
+    InputSignature signature;
+    for (int id : typed->inputs) {
+        const TensorType& type = typed->values[id].type;
+        if (!type.is_plain_tensor() || !type.shape || !type.shape->is_static()) return out;
+        signature.dtypes.push_back(type.dtype);
+        signature.shapes.push_back(*type.shape);
+        signature.devices.push_back(Device::CPU);
+    }
+    WeightCache weights;
+    std::shared_ptr<const Plan> plan;
+    try {
+        plan = make_plan(typed, signature, SessionOptions{}, weights, true);
+    } catch (const Unsupported&) {
+        return out;  // shapes decided by values computed inside: validation's types stand
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+        const Slot& slot = plan->slots[plan->output_slots[i]];
+        out[i] = {slot.dtype, slot.shape};
+    }
+    return out;
+}
+
 size_t scan_input_count(const Attributes& attrs, size_t own_inputs, const std::string& node) {
     const int64_t m = attrs.get_int("num_scan_inputs");
     if (m < 1 || static_cast<size_t>(m) > own_inputs)
@@ -258,6 +263,26 @@ DType dtype_of_control_output(const InferenceContext& ctx, size_t output) {
     } catch (const ShapeUnknown&) {
         return DType::f32;  // unknown until the shapes are
     }
+}
+
+void structure_of_control_output(const InferenceContext& ctx, size_t output, TensorType& type) {
+    TensorType made;
+    try {
+        if (ctx.node().op == "If") {
+            // The then branch's kinds (if_outputs checks that the else branch's agree).
+            const size_t implicit = implicit_input_count(ctx.attrs(), ctx.node().inputs.size());
+            made = output_types(ctx, "then_branch", node_inputs(ctx, 1, 0, implicit)).at(output);
+        }
+        else if (ctx.node().op == "Loop") made = loop_types(ctx).body_outputs.at(output + 1);
+    } catch (const ShapeUnknown&) {
+        return;  // the kind of an output follows the branch, which validation cannot type yet
+    }
+    // A scan output of a Loop stacks tensors; carried values and If's outputs are what the
+    // body or branch makes.
+    if (ctx.node().op == "Loop" && output >= ctx.node().inputs.size() - 2 - implicit_input_count(ctx.attrs(), ctx.node().inputs.size()))
+        return;
+    type.kind = made.kind;
+    type.optional = made.optional;
 }
 
 std::vector<Shape> shape_if(const InferenceContext& ctx) {

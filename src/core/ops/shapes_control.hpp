@@ -14,6 +14,9 @@ DType dtype_of_control_output(const InferenceContext& ctx, size_t output);
 std::vector<Shape> shape_if(const InferenceContext& ctx);
 std::vector<Shape> shape_loop(const InferenceContext& ctx);
 std::vector<Shape> shape_scan(const InferenceContext& ctx);
+// If's and Loop's outputs are sequences or optionals where the branch or body makes them (the
+// planner then plans the branch, or each iteration of the body, inline: value_structures.cpp).
+void structure_of_control_output(const InferenceContext& ctx, size_t output, TensorType& type);
 
 // The number of implicit inputs (tensors of enclosing graphs that the subgraphs read), which
 // follow the node's own inputs.
@@ -24,6 +27,12 @@ size_t implicit_input_count(const Attributes& attrs, size_t node_inputs);
 // when the counts differ or the subgraph is malformed.
 std::shared_ptr<GraphIR> typed_subgraph(const GraphIR& graph, const std::vector<TensorType>& inputs,
                                         const std::vector<const Tensor*>& values, const std::string& node);
+
+// The output types of `graph` given its input types and known values: with every input shape
+// static, the subgraph is planned for the CPU (without running it) so that shapes its known
+// values decide come out static too. `node` names the node it belongs to in errors.
+std::vector<TensorType> subgraph_output_types(const GraphIR& graph, const std::vector<TensorType>& inputs,
+                                              const std::vector<const Tensor*>& values, const std::string& node);
 
 // Scan's num_scan_inputs, checked against the node; non-default scan axes and directions are
 // refused (Unsupported).

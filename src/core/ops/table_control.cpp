@@ -2,6 +2,8 @@
 // (attributes of type graph). A subgraph reads tensors of the graphs around it through the
 // node's implicit inputs, which follow the node's own inputs (attribute implicit_inputs gives
 // their number), so the planner keeps them alive. Shape functions live in shapes_control.cpp.
+// An If or Loop that passes sequences or optionals is planned inline instead of as a kernel
+// (planner/value_structures.cpp).
 #include "core/ops/op_schema.hpp"
 #include "core/ops/shapes_control.hpp"
 
@@ -13,8 +15,10 @@ std::vector<OpSchema> control_op_schemas() {
     return {
         // name, inputs min/max, outputs min/max, kernel dtype input, dtype rule, shapes,
         // host inputs
-        {"If", 1, kVariadic, 1, kVariadic, 0, dtype_of_control_output, shape_if, host_inputs_mask({0})},
-        {"Loop", 0, kVariadic, 1, kVariadic, 1, dtype_of_control_output, shape_loop, host_inputs_mask({0, 1})},
+        {"If", 1, kVariadic, 1, kVariadic, 0, dtype_of_control_output, shape_if, host_inputs_mask({0}), {},
+         structure_of_control_output},
+        {"Loop", 0, kVariadic, 1, kVariadic, 1, dtype_of_control_output, shape_loop, host_inputs_mask({0, 1}), {},
+         structure_of_control_output},
         {"Scan", 1, kVariadic, 1, kVariadic, 0, dtype_of_control_output, shape_scan},
     };
 }

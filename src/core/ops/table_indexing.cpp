@@ -5,6 +5,7 @@
 #include "core/ops/op_schema.hpp"
 #include "core/ops/shape_functions.hpp"
 #include "core/ops/shapes_indexing.hpp"
+#include "core/ops/shapes_sequence.hpp"
 
 namespace infer::detail {
 
@@ -23,7 +24,8 @@ std::vector<OpSchema> indexing_op_schemas() {
     return {
         // name, inputs min/max, outputs min/max, kernel dtype input, dtype rule, shapes,
         // host inputs
-        {"Identity", 1, 1, 1, 1, 0, same, shape_unary, 0, kView},
+        // Identity passes sequences and optionals on too (planned as their elements).
+        {"Identity", 1, 1, 1, 1, 0, same, shape_unary, 0, kView, structure_like_input0},
 
         {"Reshape", 2, 2, 1, 1, 0, same, shape_reshape, host({1}), kView},
         {"Flatten", 1, 1, 1, 1, 0, same, shape_flatten, 0, kView},

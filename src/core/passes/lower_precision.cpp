@@ -142,7 +142,13 @@ private:
             lowered.attributes.set("value", converted);
         }
         std::vector<TensorType> input_types;
-        for (int id : lowered.inputs) input_types.push_back({id >= 0 ? dtype_[id] : DType::f32, std::nullopt});
+        for (int id : lowered.inputs) {
+            TensorType type;  // the kind (tensor, sequence, optional) as the source has it
+            if (id >= 0) type = out_->values[id].type;
+            type.dtype = id >= 0 ? dtype_[id] : DType::f32;
+            type.shape = std::nullopt;
+            input_types.push_back(type);
+        }
         const std::vector<const Tensor*> no_values(lowered.inputs.size(), nullptr);
         const InferenceContext ctx(lowered, input_types, no_values);
         for (size_t i = 0; i < lowered.outputs.size(); ++i) dtype_[lowered.outputs[i]] = schema->output_dtype(ctx, i);

@@ -3,11 +3,13 @@
 // of steps (kernels and copies) over numbered tensor slots, with every intermediate tensor
 // given an offset in a per-device arena.
 #include "core/ir/graph_ir.hpp"
+#include "core/planner/value_structures.hpp"
 
 #include <infer/backend.hpp>
 #include <infer/memory.hpp>
 #include <infer/session.hpp>
 
+#include <deque>
 #include <map>
 #include <tuple>
 #include <memory>
@@ -69,11 +71,18 @@ struct Plan {
     std::vector<PlanSegment> segments;     // in step order, not overlapping
     std::vector<Device> devices;           // every device the plan touches
     std::vector<size_t> arena_bytes;       // per entry of `devices`
-    std::vector<int> output_slots;         // per graph output
-    std::vector<int> input_slots;          // per graph input
+    // Per tensor of the flat lists of inputs and outputs: a graph input or output that is a
+    // sequence takes one place per element, an absent optional none (output_structure).
+    std::vector<int> output_slots;
+    std::vector<int> input_slots;
+    std::vector<int> output_structure;     // per graph output: kTensorEntry, kAbsentEntry or a length
     PlacementReport report;
     MemoryEstimate memory;                 // on the requested device
     std::shared_ptr<const GraphIR> graph;  // what it was made from: steps point into its nodes
+    // Branches and loop bodies planned inline (value_structures.cpp), and their nodes as this
+    // plan numbers their values: steps point into those too.
+    std::vector<std::shared_ptr<const GraphIR>> inlined_graphs;
+    std::deque<NodeIR> inlined_nodes;
 
     size_t device_slot(const Device& device) const;  // index into `devices`
     // The slot that owns the memory `slot` uses: itself, or what its aliases lead to.
@@ -99,13 +108,16 @@ private:
     std::map<std::tuple<int, std::string, std::string>, Tensor> prepacked_;
 };
 
-// What a plan is made for: the dtype, shape and device of each graph input, and the values of
-// the inputs whose values decide shapes (a target shape or axes fed as a graph input).
+// What a plan is made for: the dtype, shape and device of each input tensor, and the values of
+// the inputs whose values decide shapes (a target shape or axes fed as a graph input). The
+// tensors are the graph inputs in order, a sequence input giving its elements in its place
+// (`structure` says how many; empty when every input is a tensor).
 struct InputSignature {
     std::vector<DType> dtypes;
     std::vector<Shape> shapes;
     std::vector<Device> devices;
-    std::vector<Tensor> values;  // per graph input; undefined unless it decides shapes
+    std::vector<Tensor> values;  // per tensor; undefined unless it decides shapes
+    std::vector<int> structure;  // per graph input: kTensorEntry, kAbsentEntry or a length
     std::string key() const;
 };
 

@@ -67,6 +67,7 @@ std::string InputSignature::key() const {
             for (double v : values[i].to_vector<double>()) key += "," + std::to_string(v);
         key += ";";
     }
+    for (int entry : structure) key += "|" + std::to_string(entry);
     return key;
 }
 
@@ -89,13 +90,20 @@ std::vector<bool> shape_deciding_inputs(const GraphIR& graph) {
 
 namespace {
 
-class Planner {
+// The types validation gave every value; a plan replaces them with its concrete ones as it goes.
+std::vector<TensorType> declared_types(const GraphIR& graph) {
+    std::vector<TensorType> types;
+    for (const ValueIR& value : graph.values) types.push_back(value.type);
+    return types;
+}
+
+class Planner final : public StructurePlanner {
 public:
     Planner(const GraphIR& graph, const InputSignature& inputs, const SessionOptions& options,
             WeightCache& weights, bool estimate_only)
         : g_(graph), inputs_(inputs), options_(options), weights_(weights), estimate_only_(estimate_only),
           target_(backend_for(options.device)), cpu_(backend_for(Device::CPU)),
-          types_(graph.values.size()), known_(graph.values.size()),
+          types_(declared_types(graph)), known_(graph.values.size()),
           home_(graph.values.size(), Device::CPU), is_graph_output_(graph.values.size(), false) {
         for (int id : graph.outputs) is_graph_output_[id] = true;
     }
@@ -107,15 +115,23 @@ public:
             types_[id] = {tensor.dtype(), tensor.shape()};
             known_[id] = tensor;
         }
+        size_t flat = 0;  // the next entry of the signature's tensors
         for (size_t i = 0; i < g_.inputs.size(); ++i) {
             const int id = g_.inputs[i];
-            types_[id] = {inputs_.dtypes[i], inputs_.shapes[i]};
-            if (i < inputs_.values.size() && inputs_.values[i].defined()) known_[id] = inputs_.values[i];
-            Slot slot{SlotKind::input, inputs_.dtypes[i], inputs_.shapes[i], inputs_.devices[i]};
-            slot.graph_input = i;
-            const int s = add_slot(std::move(slot), id);
-            plan_->input_slots.push_back(s);
-            home_[id] = inputs_.devices[i];
+            const TensorType& declared = g_.values[id].type;
+            const int entry = i < inputs_.structure.size() ? inputs_.structure[i] : kTensorEntry;
+            if (declared.is_plain_tensor()) {
+                bind_input(id, flat++);
+                continue;
+            }
+            ValueStructure structure{declared.kind, declared.optional, entry != kAbsentEntry, declared.dtype, {}};
+            const int count = entry == kAbsentEntry ? 0 : entry == kTensorEntry ? 1 : entry;
+            for (int e = 0; e < count; ++e) {
+                const int element = new_value({inputs_.dtypes.at(flat), inputs_.shapes.at(flat)});
+                bind_input(element, flat++);
+                structure.elements.push_back(element);
+            }
+            set_structure(id, std::move(structure));
         }
         for (const NodeIR& node : g_.nodes) plan_node(node);
         bind_outputs();
@@ -128,6 +144,16 @@ public:
     }
 
 private:
+    // Graph input tensor `id` as entry `flat` of the signature's tensors.
+    void bind_input(int id, size_t flat) {
+        types_[id] = {inputs_.dtypes.at(flat), inputs_.shapes.at(flat)};
+        if (flat < inputs_.values.size() && inputs_.values[flat].defined()) known_[id] = inputs_.values[flat];
+        Slot slot{SlotKind::input, inputs_.dtypes[flat], inputs_.shapes[flat], inputs_.devices.at(flat)};
+        slot.graph_input = flat;
+        plan_->input_slots.push_back(add_slot(std::move(slot), id));
+        home_[id] = inputs_.devices[flat];
+    }
+
     void plan_node(const NodeIR& node) {
         const OpSchema* schema = &op_schema(node.id);
         std::vector<TensorType> in_types;
@@ -137,6 +163,12 @@ private:
             in_types.push_back(id >= 0 ? types_[id] : TensorType{});
             in_values.push_back(id >= 0 && known_[id].defined() ? &known_[id] : nullptr);
             if (id >= 0 && !known_[id].defined()) all_known = false;
+        }
+        std::vector<TensorType> out_types;
+        for (int id : node.outputs) out_types.push_back(types_[id]);
+        if (is_structural(node, in_types, out_types)) {
+            plan_structural_node(node, *this);
+            return;
         }
         InferenceContext ctx(node, in_types, in_values);
         std::vector<Shape> shapes;
@@ -231,6 +263,116 @@ private:
         return true;
     }
 
+    // StructurePlanner (value_structures.hpp)
+    const TensorType& type_of(int value) const override { return types_.at(static_cast<size_t>(value)); }
+    const Tensor* known(int value) const override {
+        return known_.at(static_cast<size_t>(value)).defined() ? &known_[static_cast<size_t>(value)] : nullptr;
+    }
+    const ValueStructure& structure_of(int value) const override {
+        auto it = structures_.find(value);
+        if (it == structures_.end())
+            throw ModelError("tensor '" + value_name(value) + "' is used as a sequence or optional value");
+        return it->second;
+    }
+    void set_structure(int value, ValueStructure structure) override {
+        types_[value] = {structure.dtype, std::nullopt, structure.kind == ValueKind::sequence ? ValueKind::sequence
+                                                                                             : ValueKind::tensor,
+                         structure.optional};
+        if (!structure.optional && structure.kind == ValueKind::tensor)
+            throw std::logic_error("a plain tensor is planned as itself, not as a structure");
+        structures_[value] = std::move(structure);
+    }
+    void set_known(int value, Tensor tensor) override {
+        types_[value] = {tensor.dtype(), tensor.shape()};
+        known_[value] = std::move(tensor);
+    }
+    void declare(int value, const TensorType& type) override { types_[value] = type; }
+    int new_value(const TensorType& type) override {
+        types_.push_back(type);
+        known_.emplace_back();
+        home_.push_back(Device::CPU);
+        is_graph_output_.push_back(false);
+        return static_cast<int>(types_.size()) - 1;
+    }
+    void same_as(int value, int source) override {
+        types_[value] = types_[source];
+        home_[value] = home_[source];
+        if (known_[source].defined()) known_[value] = known_[source];
+        std::vector<std::pair<std::string, int>> slots;
+        for (const auto& [key, slot] : slot_of_)
+            if (key.first == source) slots.emplace_back(key.second, slot);
+        for (const auto& [device, slot] : slots) slot_of_[{value, device}] = slot;
+    }
+    int reshaped(int source, const Shape& shape) override {
+        const int value = new_value({types_[source].dtype, shape});
+        if (known_[source].defined()) {
+            known_[value] = known_[source].reshape(shape);
+            return value;
+        }
+        const int from = slot_of_.at({source, home_[source].to_string()});
+        Slot slot{SlotKind::alias, types_[source].dtype, shape, plan_->slots[from].device};
+        slot.alias_of = from;
+        add_slot(std::move(slot), value);
+        home_[value] = home_[source];
+        return value;
+    }
+    void place_kernel(const NodeIR& node, const std::string& op, const std::string& name, const std::vector<int>& inputs,
+                      const std::vector<int>& outputs) override {
+        const OpSchema& schema = op_schema(op_id(op));
+        const NodeIR flat{op, name, inputs, outputs, {}, schema.id};
+        NodeSignature signature;
+        signature.op = op;
+        signature.name = name;
+        signature.kernel_dtype = types_.at(inputs.at(static_cast<size_t>(schema.kernel_dtype_input))).dtype;
+        std::vector<Shape> shapes;
+        std::vector<DType> out_dtypes;
+        for (int id : inputs) {
+            signature.inputs_present.push_back(true);
+            signature.input_dtypes.push_back(types_[id].dtype);
+            signature.input_shapes.push_back(types_[id].shape.value());
+        }
+        for (int id : outputs) {
+            shapes.push_back(types_[id].shape.value());
+            out_dtypes.push_back(types_[id].dtype);
+        }
+        signature.output_dtypes = out_dtypes;
+        signature.attributes = &node.attributes;  // the graph's node outlives the plan's steps
+        signature.allow_tf32 = options_.allow_tf32;
+        signature.threads = options_.threads;
+        place(flat, schema, std::move(signature), shapes, out_dtypes);
+    }
+
+    std::vector<int> plan_inline(std::shared_ptr<const GraphIR> graph, const std::vector<int>& inputs,
+                                 const std::string& prefix) override {
+        if (inputs.size() != graph->inputs.size())
+            throw ModelError("subgraph '" + graph->name + "' takes " + std::to_string(graph->inputs.size()) +
+                             " inputs, its node gives " + std::to_string(inputs.size()));
+        std::vector<int> value_of(graph->values.size(), -1);  // the subgraph's ids → this plan's
+        for (size_t i = 0; i < inputs.size(); ++i) value_of[graph->inputs[i]] = inputs[i];
+        for (const auto& [id, tensor] : graph->constants) {
+            value_of[id] = new_value({tensor.dtype(), tensor.shape()});
+            set_known(value_of[id], tensor);
+        }
+        for (const NodeIR& node : graph->nodes) {
+            NodeIR copy = node;
+            copy.name = prefix + node.name;
+            for (int& id : copy.inputs)
+                if (id >= 0) id = value_of[id];
+            for (int& id : copy.outputs) id = value_of[id] = new_value(graph->values[id].type);
+            // Steps point at their node's attributes: the plan keeps the copies.
+            plan_->inlined_nodes.push_back(std::move(copy));
+            plan_node(plan_->inlined_nodes.back());
+        }
+        plan_->inlined_graphs.push_back(graph);
+        std::vector<int> outputs;
+        for (int id : graph->outputs) outputs.push_back(value_of[id]);
+        return outputs;
+    }
+
+    std::string value_name(int value) const {
+        return static_cast<size_t>(value) < g_.values.size() ? g_.values[value].name : "#" + std::to_string(value);
+    }
+
     void place(const NodeIR& node, const OpSchema& schema, NodeSignature signature,
                const std::vector<Shape>& shapes, const std::vector<DType>& out_dtypes) {
         Device device = options_.device;
@@ -322,15 +464,41 @@ private:
     }
 
     void bind_outputs() {
-        for (int id : g_.outputs) {
-            if (known_[id].defined()) {
-                plan_->output_slots.push_back(slot_for(id, Device::CPU));
+        for (size_t i = 0; i < g_.outputs.size(); ++i) {
+            const int id = g_.outputs[i];
+            auto structure = structures_.find(id);
+            if (structure == structures_.end()) {
+                plan_->output_structure.push_back(kTensorEntry);
+                bind_output(id, g_.output_names[i]);
                 continue;
             }
-            const int s = slot_of_.at({id, home_[id].to_string()});
-            if (plan_->slots[s].kind == SlotKind::arena) plan_->slots[s].kind = SlotKind::output;
-            plan_->output_slots.push_back(s);
+            const ValueStructure& s = structure->second;
+            plan_->output_structure.push_back(!s.present                      ? kAbsentEntry
+                                              : s.kind == ValueKind::sequence ? static_cast<int>(s.elements.size())
+                                                                              : kTensorEntry);
+            for (size_t e = 0; e < s.elements.size(); ++e)
+                bind_output(s.elements[e], g_.output_names[i] + "[" + std::to_string(e) + "]");
         }
+    }
+
+    // The slot of graph output tensor `id`: its own arena slot made an output, or, where the
+    // tensor is a graph input, a view or another output's (sequence elements can be any of
+    // those), a copy into a slot of its own, so the caller never holds memory a later run reuses.
+    void bind_output(int id, const std::string& name) {
+        if (known_[id].defined()) {
+            plan_->output_slots.push_back(slot_for(id, Device::CPU));
+            return;
+        }
+        int s = slot_of_.at({id, home_[id].to_string()});
+        const SlotKind kind = plan_->slots[s].kind;
+        if (kind == SlotKind::input || kind == SlotKind::alias) {
+            static const NodeIR kCopy{"Identity", "", {}, {}, {}, kUnknownOp};  // attributes outlive plans
+            const int value = new_value(types_[id]);
+            place_kernel(kCopy, "Identity", name, {id}, {value});
+            s = slot_of_.at({value, home_[value].to_string()});
+        }
+        if (plan_->slots[s].kind == SlotKind::arena) plan_->slots[s].kind = SlotKind::output;
+        plan_->output_slots.push_back(s);
     }
 
     // Weights (constant slots), activations (arena, inputs copied in, outputs) and scratch on
@@ -401,6 +569,7 @@ private:
     std::vector<Device> home_;   // where each computed value is produced
     std::vector<bool> is_graph_output_;
     std::map<std::pair<int, std::string>, int> slot_of_;
+    std::map<int, ValueStructure> structures_;  // sequence and optional values
     std::shared_ptr<Plan> plan_;
 };
 

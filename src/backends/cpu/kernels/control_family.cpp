@@ -8,6 +8,7 @@ void register_control_family_kernels(KernelRegistry& r) {
     register_control_if_kernels(r);
     register_control_loop_kernels(r);
     register_control_scan_kernels(r);
+    register_control_sequence_map_kernels(r);
 }
 
 }  // namespace infer::cpu

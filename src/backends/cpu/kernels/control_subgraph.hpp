@@ -1,5 +1,5 @@
 #pragma once
-// Shared by the control-flow kernels (If, Loop, Scan): a subgraph run on the CPU as a nested
+// Shared by the control-flow kernels (If, Loop, Scan, SequenceMap): a subgraph run on the CPU as a nested
 // plan, made once per distinct signature of its inputs and kept for the kernel's lifetime.
 #include "core/planner/plan.hpp"
 
@@ -42,5 +42,6 @@ void copy_result(const KernelContext& ctx, const Tensor& from, Tensor& to, const
 void register_control_if_kernels(KernelRegistry& registry);
 void register_control_loop_kernels(KernelRegistry& registry);
 void register_control_scan_kernels(KernelRegistry& registry);
+void register_control_sequence_map_kernels(KernelRegistry& registry);
 
 }  // namespace infer::cpu
