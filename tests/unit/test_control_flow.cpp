@@ -71,3 +71,56 @@ TEST_CASE("a Loop body whose shapes change between iterations fails at run time"
     Batch in{{"x", Tensor::from_vector(std::vector<float>{1, 2}, Shape{2})}};
     CHECK_THROWS_AS(g.run(in), Error);
 }
+
+TEST_CASE("an If is planned inline when its condition is known, and runs its branch as a kernel when not",
+          "[session][control]") {
+    // then: x * 2, else: -x, both reading x from the enclosing graph.
+    const auto branch = [](bool then) {
+        GraphBuilder g(then ? "then" : "else");
+        const Value x = g.input("x", DType::f32, Shape{4});
+        g.output("y", then ? g.add(x, x) : g.op1("Neg", {x}));
+        return std::make_shared<const Graph>(g.build());
+    };
+    const infer::Attributes if_attributes{{"then_branch", branch(true)}, {"else_branch", branch(false)},
+                                          {"implicit_inputs", int64_t{1}}};
+    const auto expect = [](const Tensor& y, const std::vector<float>& x, bool then) {
+        std::vector<double> want;
+        for (float v : x) want.push_back(then ? 2.0 * v : -static_cast<double>(v));
+        CHECK(y.to_vector<double>() == want);
+    };
+    SECTION("a condition fed by a graph input: the branch's nodes are the plan's") {
+        GraphBuilder b("outer");
+        const Value x = b.input("x", DType::f32, Shape{4});
+        const Value c = b.input("c", DType::boolean, kScalar);
+        b.output("y", b.op1("If", {c, x}, if_attributes, "if"));
+        Session session(b.build());
+        const std::vector<float> xs{1, -2, 3, 0.5f};
+        for (const bool then : {true, false}) {
+            Tensor c_value = Tensor::empty(DType::boolean, kScalar);
+            *static_cast<uint8_t*>(c_value.raw_data()) = then;
+            expect(session.run({{"x", Tensor::from_vector(xs, Shape{4})}, {"c", c_value}})["y"], xs, then);
+            bool branch_node = false;
+            for (const auto& entry : session.placement().nodes) branch_node = branch_node || entry.node.rfind("if/", 0) == 0;
+            CHECK(branch_node);
+        }
+    }
+    SECTION("a condition computed by a SequenceMap body: known only at run time") {
+        GraphBuilder positive("positive");
+        const Value element = positive.input("element", DType::f32, Shape{4});
+        positive.output("p", positive.op1("Greater", {positive.op1("ReduceSum", {element}, {{"keepdims", int64_t{0}}}),
+                                                      positive.constant(Tensor::from_vector(std::vector<float>{0}, kScalar))}));
+        GraphBuilder b("outer");
+        const Value x = b.input("x", DType::f32, Shape{4});
+        const Value flags = b.op1("SequenceMap", {b.op1("SequenceConstruct", {x})},
+                                  {{"body", std::make_shared<const Graph>(positive.build())}});
+        const Value c = b.op1("SequenceAt", {flags, b.constant(Tensor::from_vector(std::vector<int64_t>{0}, kScalar))});
+        b.output("y", b.op1("If", {c, x}, if_attributes, "if"));
+        Session session(b.build());
+        for (const std::vector<float>& xs : {std::vector<float>{1, 2, 3, -1}, std::vector<float>{-1, -2, 3, -1}}) {
+            expect(session.run({{"x", Tensor::from_vector(xs, Shape{4})}})["y"], xs, xs[0] > 0);
+            bool kernel = false;
+            for (const auto& entry : session.placement().nodes) kernel = kernel || (entry.node == "if" && entry.op == "If");
+            CHECK(kernel);
+        }
+    }
+}

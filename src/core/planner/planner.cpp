@@ -166,7 +166,7 @@ private:
         }
         std::vector<TensorType> out_types;
         for (int id : node.outputs) out_types.push_back(types_[id]);
-        if (is_structural(node, in_types, out_types)) {
+        if (is_structural(node, in_types, in_values, out_types)) {
             plan_structural_node(node, *this);
             return;
         }

@@ -336,7 +336,9 @@ private:
 }  // namespace
 
 bool is_structural(const NodeIR& node, const std::vector<TensorType>& input_types,
-                   const std::vector<TensorType>& output_types) {
+                   const std::vector<const Tensor*>& input_values, const std::vector<TensorType>& output_types) {
+    static const OpId if_op = op_id("If");
+    if (node.id == if_op && !input_values.empty() && input_values[0]) return true;
     if (!op_schema(node.id).output_structure) return false;
     for (size_t i = 0; i < node.inputs.size(); ++i)
         if (node.inputs[i] >= 0 && !input_types[i].is_plain_tensor()) return true;

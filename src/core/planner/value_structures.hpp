@@ -58,9 +58,11 @@ public:
                                          const std::string& prefix) = 0;
 };
 
-// Whether `node` is planned by plan_structural_node: it takes or makes a sequence or optional.
+// Whether `node` is planned by plan_structural_node: it takes or makes a sequence or optional,
+// or it is an If whose condition is known (its branch is then planned inline, so that the
+// branch's nodes run on the plan's device like the rest instead of in a nested CPU plan).
 bool is_structural(const NodeIR& node, const std::vector<TensorType>& input_types,
-                   const std::vector<TensorType>& output_types);
+                   const std::vector<const Tensor*>& input_values, const std::vector<TensorType>& output_types);
 
 // Resolves a node of the sequence family (or an Identity of a sequence or optional). An If
 // whose branches pass sequences or optionals is planned as the branch its condition (known

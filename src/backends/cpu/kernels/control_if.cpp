@@ -1,4 +1,6 @@
 // If: runs the branch the condition (read on the host) picks, with the node's implicit inputs.
+// Only for conditions computed at run time: the planner plans an If whose condition it knows
+// inline (planner/value_structures.cpp).
 #include "backends/cpu/kernels/control_subgraph.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "core/ops/shapes_control.hpp"
