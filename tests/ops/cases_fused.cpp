@@ -70,7 +70,11 @@ std::vector<Case> fused_cases() {
                                                {{1, 6, 7, 7}, {6, 1, 3, 3}, true, false, "Clip", 6, 2, 1},  // depthwise
                                                {{1, 4, 6, 7}, {4, 1, 3, 3}, true, true, "Relu", 4, 1, 1},  // depthwise
                                                {{3, 4, 6, 6}, {5, 4, 3, 3}, false, true, "Clip", 1, 1, 1},  // 3 images
-                                               {{2, 6, 5, 5}, {6, 1, 3, 3}, false, true, "", 6, 1, 1}}) {  // depthwise
+                                               {{2, 6, 5, 5}, {6, 1, 3, 3}, false, true, "", 6, 1, 1},  // depthwise
+                                               // Wide depthwise planes, finished as each vector is
+                                               // stored: 19 and 17 columns (vector tails of 3 and 1).
+                                               {{1, 4, 9, 19}, {4, 1, 3, 3}, true, true, "Clip", 4, 1, 1},
+                                               {{2, 3, 8, 37}, {3, 1, 5, 5}, true, true, "Relu", 3, 2, 2}}) {
         const int64_t oh = (s.x[2] + 2 * s.pad - s.w[2]) / s.stride + 1, ow = (s.x[3] + 2 * s.pad - s.w[3]) / s.stride + 1;
         std::vector<InputSpec> inputs{x("X", s.x), x("W", s.w)};
         if (s.bias) inputs.push_back(x("B", {s.w[0]}));

@@ -142,11 +142,14 @@ std::vector<Case> neural_layers_cases() {
              {{1, 64, 24, 24}, {8, 64, 3, 3}, true, 1, {{}, {}, {}, {1, 1, 1, 1}}},
              {{1, 32, 30, 30}, {4, 32, 3, 3}, false, 1, {{}, {2, 2}, {}, {1, 1, 1, 1}}},
              {{1, 256, 24, 24}, {4, 256, 1, 1}, true, 1, {}},
-             // 3x3 depthwise rows wide enough for the AVX2 row kernel: stride 1, stride 2 with
-             // two output channels per input channel, and asymmetric padding.
+             // Depthwise rows wider than 16 (a padded copy of each plane): stride 1, stride 2 with
+             // two output channels per input channel, asymmetric padding, an unrolled 5x5 with a
+             // tail of one column, and a 7x7 of stride 2 (the kernel size read at run time).
              {{1, 8, 12, 40}, {8, 1, 3, 3}, true, 8, {{}, {}, {}, {1, 1, 1, 1}}},
              {{2, 8, 11, 45}, {16, 1, 3, 3}, true, 8, {{}, {2, 2}, {}, {1, 1, 1, 1}}},
              {{1, 4, 9, 37}, {4, 1, 3, 3}, false, 4, {{}, {1, 2}, {}, {0, 2, 1, 0}}},
+             {{1, 6, 10, 33}, {6, 1, 5, 5}, true, 6, {{}, {}, {}, {2, 2, 2, 2}}},
+             {{1, 3, 9, 41}, {3, 1, 7, 7}, false, 3, {{}, {2, 2}, {}, {3, 3, 3, 3}}},
              {{1, 16, 20, 20}, {24, 16, 3, 3}, true, 1, {{}, {}, {}, {1, 1, 1, 1}}},        // larger
              // Stride 1, rows 14+ wide: columns read from a padded copy (convolution_taps.hpp).
              // A 5x3 kernel with asymmetric pads over 2 images; SAME_UPPER with an even kernel (the

@@ -18,6 +18,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -25,38 +26,113 @@ namespace infer::cpu {
 
 namespace {
 
-// One output row of a 3x3 depthwise convolution (stride 1 or 2, no dilation) eight columns at a
-// time where all three taps of every column are inside the input row and the loads stay in it;
-// the rest through the scalar loop. `rows`: the three input rows, null where outside the image.
-__attribute__((target("avx2,fma"))) void depthwise3x3_row(const float* const rows[3], const float* w, int64_t stride,
-                                                          int64_t pad, int64_t in, int64_t out, float* dst) {
-    const auto scalar = [&](int64_t ow) {
-        float sum = 0.0f;
-        for (int ki = 0; ki < 3; ++ki) {
-            if (!rows[ki]) continue;
-            for (int kj = 0; kj < 3; ++kj) {
-                const int64_t iw = ow * stride - pad + kj;
-                if (iw >= 0 && iw < in) sum += w[ki * 3 + kj] * rows[ki][iw];
-            }
-        }
-        dst[ow] = sum;
-    };
-    // Vector columns: the first load at ow·stride - pad ≥ 0, the last value read (from the two
-    // loads of stride 2 at tap 2, or one load at tap 2) inside the row.
-    const int64_t first = std::min(out, (pad + stride - 1) / stride);
-    const int64_t reach = stride == 1 ? 8 + 2 : 16 + 2;  // values read from a block's first input column
-    int64_t ow = 0;
-    for (; ow < first; ++ow) scalar(ow);
-    for (; ow + 8 <= out && ow * stride - pad + reach <= in; ow += 8) {
-        __m256 sum = _mm256_setzero_ps();
-        for (int ki = 0; ki < 3; ++ki) {
-            if (!rows[ki]) continue;
-            const float* x = rows[ki] + ow * stride - pad;
-            for (int kj = 0; kj < 3; ++kj) sum = _mm256_fmadd_ps(_mm256_set1_ps(w[ki * 3 + kj]), strided8(x + kj, stride), sum);
-        }
-        _mm256_storeu_ps(dst + ow, sum);
+// Wide depthwise planes (stride 1 or 2, no dilation, any kernel): the plane is copied into a
+// zero-bordered scratch first, so that the padding is explicit and every output row goes eight
+// columns at a time with no edge cases (the scratch has slack for the last vector's reads),
+// finished (bias, residual, activation) as each vector is stored. Without the copy, the columns
+// whose taps cross the border took a scalar loop: 8 of MobileNetV2's 56 columns cost more
+// than the other 48. For stride 2 each scratch row holds its even columns, then its odd ones,
+// so that every tap is one contiguous load rather than two loads and two shuffles.
+struct PaddedPlane {
+    int64_t width, rows;  // of the scratch; width is a multiple of 16
+    static PaddedPlane of(const ConvGeometry& g) {
+        const SpatialAxis& h = g.axes[0];
+        const SpatialAxis& v = g.axes[1];
+        const int64_t vectors = (v.out + 7) / 8;
+        // The last vector reads up to column 8·vectors·stride + kernel.
+        const int64_t width = vectors * 8 * v.stride + v.kernel + 8;
+        return {(width + 15) / 16 * 16, (h.out - 1) * h.stride + h.kernel};
     }
-    for (; ow < out; ++ow) scalar(ow);
+};
+
+// A thread's scratch for padded planes. Every plane of one convolution writes the same interior,
+// so the zero border is written once per geometry, not once per plane.
+struct PaddedScratch {
+    std::vector<float> data;
+    std::array<int64_t, 6> geometry{};
+    float* prepare(const ConvGeometry& g, const PaddedPlane& padded, size_t floats) {
+        const std::array<int64_t, 6> key{g.axes[0].in, g.axes[0].pad_begin, g.axes[1].in, g.axes[1].pad_begin,
+                                         padded.width, padded.rows};
+        if (key != geometry || data.size() != floats) {
+            data.assign(floats, 0.0f);
+            geometry = key;
+        }
+        return data.data();
+    }
+};
+
+// Eight outputs of one row: taps of rows `top`, `top + width`, ... (KH x KW known at compile
+// time where K > 0, else the geometry's). Stride 2 reads the rows' even and odd halves.
+template <int Stride, int K>
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 depthwise_vector(const float* top, int64_t width,
+                                                                                  const float* kernel, int64_t kh,
+                                                                                  int64_t kw, __m256 sum) {
+    const int64_t rows = K > 0 ? K : kh, columns = K > 0 ? K : kw;
+    for (int64_t ki = 0; ki < rows; ++ki) {
+        const float* row = top + ki * width;
+        for (int64_t kj = 0; kj < columns; ++kj) {
+            const float* x = Stride == 1 ? row + kj : row + (kj % 2) * (width / 2) + kj / 2;
+            sum = _mm256_fmadd_ps(_mm256_broadcast_ss(kernel + ki * columns + kj), _mm256_loadu_ps(x), sum);
+        }
+    }
+    return sum;
+}
+
+template <int Stride, int K>
+__attribute__((target("avx2,fma"))) void depthwise_padded_plane(const float* in, const float* kernel, const ConvGeometry& g,
+                                                                float bias, const float* residual, ConvActivation activation,
+                                                                float* out, PaddedScratch& scratch) {
+    const SpatialAxis& h = g.axes[0];
+    const SpatialAxis& v = g.axes[1];
+    const PaddedPlane padded = PaddedPlane::of(g);
+    float* const plane = scratch.prepare(g, padded, static_cast<size_t>(padded.width * (padded.rows + (Stride == 2 ? 1 : 0))));
+    // Input rows and columns the outputs read, at their padded place (stride 2: through the
+    // spare row at the end, split into halves).
+    const int64_t copy_rows = std::min(h.in, padded.rows - h.pad_begin), copy_columns = std::min(v.in, padded.width - v.pad_begin);
+    float* line = plane + padded.rows * padded.width;
+    for (int64_t ih = 0; ih < copy_rows; ++ih) {
+        float* row = plane + (ih + h.pad_begin) * padded.width;
+        float* target = Stride == 1 ? row : line;
+        std::memcpy(target + v.pad_begin, in + ih * v.in, sizeof(float) * static_cast<size_t>(std::max<int64_t>(copy_columns, 0)));
+        if (Stride == 1) continue;
+        for (int64_t c = 0; c < padded.width; c += 16) {
+            const __m256 a = _mm256_loadu_ps(line + c), b = _mm256_loadu_ps(line + c + 8);
+            const __m256 evens = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)), odds = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+            const auto in_order = [](__m256 t) {  // a0 a2 b0 b2 | a4 a6 b4 b6 → a0 a2 a4 a6 b0 b2 b4 b6
+                return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
+            };
+            _mm256_storeu_ps(row + c / 2, in_order(evens));
+            _mm256_storeu_ps(row + padded.width / 2 + c / 2, in_order(odds));
+        }
+    }
+    const __m256 low = _mm256_set1_ps(activation.low), high = _mm256_set1_ps(activation.high), b = _mm256_set1_ps(bias);
+    const int64_t tail = v.out % 8;
+    const __m256i tail_mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(tail)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    for (int64_t oh = 0; oh < h.out; ++oh) {
+        const float* top = plane + oh * h.stride * padded.width;
+        float* dst = out + oh * v.out;
+        const float* skip = residual ? residual + oh * v.out : nullptr;
+        for (int64_t ow = 0; ow < v.out; ow += 8) {
+            __m256 sum = depthwise_vector<Stride, K>(top + ow, padded.width, kernel, h.kernel, v.kernel, b);
+            const bool full = ow + 8 <= v.out;
+            if (skip) sum = _mm256_add_ps(sum, full ? _mm256_loadu_ps(skip + ow) : _mm256_maskload_ps(skip + ow, tail_mask));
+            sum = _mm256_min_ps(high, _mm256_max_ps(low, sum));  // NaN stays NaN
+            if (full) _mm256_storeu_ps(dst + ow, sum);
+            else _mm256_maskstore_ps(dst + ow, tail_mask, sum);
+        }
+    }
+}
+
+using PaddedPlaneKernel = void (*)(const float*, const float*, const ConvGeometry&, float, const float*, ConvActivation,
+                                   float*, PaddedScratch&);
+
+// The padded-plane kernel for this geometry: unrolled for square 3x3 and 5x5 kernels.
+template <int Stride>
+PaddedPlaneKernel padded_plane_kernel(const ConvGeometry& g) {
+    const int64_t kh = g.axes[0].kernel, kw = g.axes[1].kernel;
+    if (kh == 3 && kw == 3) return depthwise_padded_plane<Stride, 3>;
+    if (kh == 5 && kw == 5) return depthwise_padded_plane<Stride, 5>;
+    return depthwise_padded_plane<Stride, 0>;
 }
 
 // Narrow planes: a row of 7 or 14 outputs leaves the row kernel above little to do in vectors.
@@ -132,9 +208,10 @@ __attribute__((target("avx2,fma"))) void depthwise_interleaved(const DepthwisePl
 
 // Depthwise 2-D convolution (one input channel per group). Planes run over (image, output
 // channel); `multiplier` output channels share an input channel. With AVX2, output rows up to
-// kInterleavedWidth wide go eight planes at a time (depthwise_interleaved, finished there:
-// returns true); wider 3x3 kernels of stride 1 or 2 without dilation (MobileNet's) take the
-// AVX2 row kernel above; others sum a tap at a time. The caller finishes those planes.
+// kInterleavedWidth wide go eight planes at a time (depthwise_interleaved), wider ones of
+// stride 1 or 2 without dilation a plane at a time through a padded copy
+// (depthwise_padded_plane); both finish their planes (returns true). Others sum a tap at a
+// time, and the caller finishes those planes.
 bool depthwise(const float* x, const float* w, const ConvGeometry& g, int64_t images, int64_t out_channels,
                int64_t multiplier, const float* bias, const float* residual, ConvActivation activation, float* y) {
     const SpatialAxis& h = g.axes[0];
@@ -159,24 +236,22 @@ bool depthwise(const float* x, const float* w, const ConvGeometry& g, int64_t im
         });
         return true;
     }
-    const bool row_kernel = has_avx2_fma() && h.kernel == 3 && v.kernel == 3 && h.dilation == 1 && v.dilation == 1 &&
-                            v.stride <= 2;
+    if (has_avx2_fma() && h.dilation == 1 && v.dilation == 1 && v.stride <= 2) {
+        const PaddedPlaneKernel plane_kernel = v.stride == 1 ? padded_plane_kernel<1>(g) : padded_plane_kernel<2>(g);
+        parallel_for(planes, grain_for(g.positions * g.taps), [&](int64_t begin, int64_t end) {
+            thread_local PaddedScratch scratch;  // one padded plane
+            for (int64_t p = begin; p < end; ++p)
+                plane_kernel(x + p / multiplier * g.input_size, w + p % out_channels * g.taps, g,
+                                       bias ? bias[p % out_channels] : 0.0f, residual ? residual + p * g.positions : nullptr,
+                                       activation, y + p * g.positions, scratch);
+        });
+        return true;
+    }
     parallel_for(planes, grain_for(g.positions * g.taps), [&](int64_t begin, int64_t end) {
         for (int64_t p = begin; p < end; ++p) {
             const float* in = x + p / multiplier * g.input_size;
             const float* kernel = w + p % out_channels * g.taps;
             float* out = y + p * g.positions;
-            if (row_kernel) {
-                for (int64_t oh = 0; oh < h.out; ++oh) {
-                    const float* rows[3];
-                    for (int64_t ki = 0; ki < 3; ++ki) {
-                        const int64_t ih = oh * h.stride - h.pad_begin + ki;
-                        rows[ki] = ih >= 0 && ih < h.in ? in + ih * v.in : nullptr;
-                    }
-                    depthwise3x3_row(rows, kernel, v.stride, v.pad_begin, v.in, v.out, out + oh * v.out);
-                }
-                continue;
-            }
             std::fill(out, out + g.positions, 0.0f);
             for (int64_t ki = 0; ki < h.kernel; ++ki) {
                 for (int64_t kj = 0; kj < v.kernel; ++kj) {
