@@ -235,3 +235,8 @@ TEST_CASE("sequence and optional files round-trip", "[io][sequence]") {
     CHECK_THROWS_AS(load_sequence_proto(dir + "/missing.pb"), InvalidArgument);
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("the batcher refuses graphs with sequence inputs, naming the input", "[batcher][sequence][errors]") {
+    const Session session(insert_graph());
+    CHECK_THROWS_WITH(Batcher(session), Catch::Contains("'items'") && Catch::Contains("sequence"));
+}

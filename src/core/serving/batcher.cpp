@@ -394,6 +394,14 @@ Batcher::Batcher(std::vector<const Session*> sessions, BatcherOptions options)
     if (!std::is_sorted(o.batch_sizes.begin(), o.batch_sizes.end()) ||
         std::any_of(o.batch_sizes.begin(), o.batch_sizes.end(), [](int64_t b) { return b < 1; }))
         throw InvalidArgument("batcher: batch_sizes must be positive and ascending");
+    // Requests are stacked along axis 0 of each input tensor; a sequence or optional value has
+    // no such axis.
+    for (const Session* session : state_->sessions)
+        for (const auto* infos : {&session->graph().inputs(), &session->graph().outputs()})
+            for (const TensorInfo& info : *infos)
+                if (info.kind != ValueKind::tensor || info.optional)
+                    throw Unsupported("batcher: '" + info.name + "' of graph '" + session->graph().name() +
+                                      "' is a sequence or optional value, which requests cannot be stacked by");
     state_->stats.batch_sizes.assign(static_cast<size_t>(o.max_batch) + 1, 0);
     state_->stats.batches_per_session.assign(state_->sessions.size(), 0);
     state_->in_flight_ms.assign(state_->sessions.size(), 0.0);
