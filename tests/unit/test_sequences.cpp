@@ -240,3 +240,34 @@ TEST_CASE("the batcher refuses graphs with sequence inputs, naming the input", "
     const Session session(insert_graph());
     CHECK_THROWS_WITH(Batcher(session), Catch::Contains("'items'") && Catch::Contains("sequence"));
 }
+
+TEST_CASE("malformed sequence graphs are refused, naming the node", "[graph][sequence][errors]") {
+    SECTION("a sequence op given a tensor") {
+        GraphBuilder b("g");
+        const Value x = b.input("x", DType::f32, Shape{2});
+        b.output("y", b.op1("SequenceAt", {x, b.constant(i64_scalar(0))}, {}, "at"));
+        CHECK_THROWS_WITH(b.build(), Catch::Contains("'at'") && Catch::Contains("must be a sequence"));
+    }
+    SECTION("a tensor op given a sequence") {
+        GraphBuilder b("g");
+        const Value x = b.input("x", DType::f32, Shape{2});
+        b.output("y", b.op1("Relu", {b.op1("SequenceConstruct", {x})}, {}, "relu"));
+        CHECK_THROWS_WITH(b.build(), Catch::Contains("'relu'") && Catch::Contains("is a sequence"));
+    }
+    SECTION("an element of another dtype") {
+        GraphBuilder b("g");
+        const Value x = b.input("x", DType::f32, Shape{2});
+        const Value i = b.input("i", DType::i64, Shape{2});
+        b.output("y", b.op1("SequenceInsert", {b.op1("SequenceConstruct", {x}), i}, {}, "insert"));
+        CHECK_THROWS_WITH(b.build(), Catch::Contains("'insert'") && Catch::Contains("i64"));
+    }
+    SECTION("elements that cannot be concatenated") {
+        GraphBuilder b("g");
+        const Value x = b.input("x", DType::f32, Shape{2, 3});
+        const Value z = b.input("z", DType::f32, Shape{2, 4});
+        const Value s = b.op1("SequenceConstruct", {x, z});
+        b.output("y", b.op1("ConcatFromSequence", {s}, {{"axis", int64_t{0}}}, "concat"));
+        const Graph graph = b.build();  // static shapes: the session plans, and fails, at once
+        CHECK_THROWS_WITH(Session(graph), Catch::Contains("'concat'") && Catch::Contains("dimension 1"));
+    }
+}
