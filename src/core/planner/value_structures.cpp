@@ -40,7 +40,7 @@ public:
         if (op == "SplitToSequence") return split(ctx);
         if (op == "ConcatFromSequence") return concat(ctx);
         if (op == "SequenceMap") return map(ctx);
-        if (op == "Optional") return optional(ctx);
+        if (op == "Optional") return optional();
         if (op == "OptionalHasElement") {
             const bool present = node_.inputs.empty() || node_.inputs[0] < 0 ? false
                                  : types_[0].is_plain_tensor()              ? true
@@ -49,7 +49,7 @@ public:
             *static_cast<uint8_t*>(flag.raw_data()) = present;
             return p_.set_known(output(), flag);
         }
-        if (op == "OptionalGetElement" || op == "Identity") return pass_on(ctx);
+        if (op == "OptionalGetElement" || op == "Identity") return pass_on();
         if (op == "If") return plan_if();
         if (op == "Loop") return plan_loop();
         ctx.fail("is not an op on sequences or optionals");
@@ -208,7 +208,7 @@ private:
         for (size_t k = 0; k < results.size(); ++k) sequence_out(results[k], p_.type_of(output(k)).dtype, k);
     }
 
-    void optional(const InferenceContext&) {
+    void optional() {
         if (node_.inputs.empty() || node_.inputs[0] < 0) {
             const TensorType& declared = p_.type_of(output());
             return p_.set_structure(output(), {declared.kind, true, false, declared.dtype, {}});
@@ -222,7 +222,7 @@ private:
     }
 
     // Identity of a sequence or optional, and OptionalGetElement: the same contents.
-    void pass_on(const InferenceContext&) {
+    void pass_on() {
         const int input = node_.inputs[0];
         if (types_[0].is_plain_tensor()) return p_.same_as(output(), input);
         ValueStructure s = p_.structure_of(input);
