@@ -106,24 +106,6 @@ LoopTypes loop_types(const InferenceContext& ctx) {
     return l;
 }
 
-// Whether the body's condition output is its condition input (or a constant true), so that
-// the loop runs exactly the trip count when it starts.
-bool condition_passes_through(const GraphIR& body) {
-    int id = body.outputs.at(0);
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (const NodeIR& node : body.nodes)
-            if (node.op == "Identity" && node.outputs.at(0) == id && !node.inputs.empty()) {
-                id = node.inputs[0];
-                changed = true;
-            }
-    }
-    if (body.inputs.size() > 1 && id == body.inputs[1]) return true;
-    auto constant = body.constants.find(id);
-    return constant != body.constants.end() && constant->second.numel() == 1 &&
-           constant->second.to_vector<double>()[0] != 0;
-}
-
 // `shape` with `extent` put in front.
 Shape with_axis0(int64_t extent, const Shape& shape) {
     std::vector<int64_t> dims{extent};
@@ -241,6 +223,22 @@ std::vector<TensorType> subgraph_output_types(const GraphIR& graph, const std::v
         out[i] = {slot.dtype, slot.shape};
     }
     return out;
+}
+
+bool condition_passes_through(const GraphIR& body) {
+    int id = body.outputs.at(0);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (const NodeIR& node : body.nodes)
+            if (node.op == "Identity" && node.outputs.at(0) == id && !node.inputs.empty()) {
+                id = node.inputs[0];
+                changed = true;
+            }
+    }
+    if (body.inputs.size() > 1 && id == body.inputs[1]) return true;
+    auto constant = body.constants.find(id);
+    return constant != body.constants.end() && constant->second.numel() == 1 &&
+           constant->second.to_vector<double>()[0] != 0;
 }
 
 size_t scan_input_count(const Attributes& attrs, size_t own_inputs, const std::string& node) {

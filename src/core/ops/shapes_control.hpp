@@ -34,6 +34,10 @@ std::shared_ptr<GraphIR> typed_subgraph(const GraphIR& graph, const std::vector<
 std::vector<TensorType> subgraph_output_types(const GraphIR& graph, const std::vector<TensorType>& inputs,
                                               const std::vector<const Tensor*>& values, const std::string& node);
 
+// Whether a Loop body's condition output is its condition input (or a constant true), so that
+// the loop runs exactly the trip count when it starts.
+bool condition_passes_through(const GraphIR& body);
+
 // Scan's num_scan_inputs, checked against the node; non-default scan axes and directions are
 // refused (Unsupported).
 size_t scan_input_count(const Attributes& attrs, size_t own_inputs, const std::string& node);

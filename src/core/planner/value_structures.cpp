@@ -9,6 +9,8 @@
 #include <infer/error.hpp>
 #include <infer/graph.hpp>
 
+#include <algorithm>
+
 namespace infer::detail {
 
 namespace {
@@ -333,12 +335,27 @@ private:
     std::vector<const Tensor*> values_;
 };
 
+// Whether a Loop of tensors is planned iteration by iteration too, so that its body's nodes run
+// on the plan's device: when the plan knows how many iterations run (a known trip count and
+// condition, and a body that passes its condition through) and the unrolled nodes stay few.
+// Longer loops, and loops that end on a value they compute, run as a nested CPU plan.
+bool runs_inline(const NodeIR& loop, const std::vector<const Tensor*>& input_values) {
+    constexpr int64_t kMostInlineNodes = 1024;
+    if (input_values.size() < 2 || !input_values[0]) return false;
+    if (loop.inputs[1] >= 0 && (!input_values[1] || input_values[1]->to_vector<double>().at(0) == 0)) return false;
+    const GraphIR& body = loop.attributes.get_graph("body").ir();
+    const int64_t trips = input_values[0]->to_vector<int64_t>().at(0);
+    return trips >= 1 && condition_passes_through(body) &&
+           trips * static_cast<int64_t>(std::max<size_t>(body.nodes.size(), 1)) <= kMostInlineNodes;
+}
+
 }  // namespace
 
 bool is_structural(const NodeIR& node, const std::vector<TensorType>& input_types,
                    const std::vector<const Tensor*>& input_values, const std::vector<TensorType>& output_types) {
-    static const OpId if_op = op_id("If");
+    static const OpId if_op = op_id("If"), loop_op = op_id("Loop");
     if (node.id == if_op && !input_values.empty() && input_values[0]) return true;
+    if (node.id == loop_op && runs_inline(node, input_values)) return true;
     if (!op_schema(node.id).output_structure) return false;
     for (size_t i = 0; i < node.inputs.size(); ++i)
         if (node.inputs[i] >= 0 && !input_types[i].is_plain_tensor()) return true;

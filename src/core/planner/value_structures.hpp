@@ -59,8 +59,9 @@ public:
 };
 
 // Whether `node` is planned by plan_structural_node: it takes or makes a sequence or optional,
-// or it is an If whose condition is known (its branch is then planned inline, so that the
-// branch's nodes run on the plan's device like the rest instead of in a nested CPU plan).
+// or it is an If whose condition is known, or a short Loop whose iterations are (its branch or
+// iterations are then planned inline, so that their nodes run on the plan's device like the
+// rest instead of in a nested CPU plan).
 bool is_structural(const NodeIR& node, const std::vector<TensorType>& input_types,
                    const std::vector<const Tensor*>& input_values, const std::vector<TensorType>& output_types);
 

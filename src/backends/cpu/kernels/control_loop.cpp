@@ -1,6 +1,8 @@
 // Loop: runs the body while the iteration count is below the trip count and the condition
 // holds, passing the carried values from one iteration to the next and stacking the scan
-// outputs. Only the trip count and the condition are read on the host.
+// outputs. Only the trip count and the condition are read on the host. For loops whose
+// iterations the plan cannot count, or too many to unroll: the planner plans the others inline
+// (planner/value_structures.cpp).
 #include "backends/cpu/kernels/control_subgraph.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "core/ops/shapes_control.hpp"
