@@ -136,3 +136,25 @@ TEST_CASE("an If is planned inline when its condition is known, and runs its bra
         }
     }
 }
+
+TEST_CASE("a Loop planned inline keeps one copy of its body's weights", "[session][control][memory]") {
+    // x ← x · W, eight times, W a 64x64 constant of the body.
+    std::vector<float> identity(64 * 64, 0.0f);
+    for (size_t i = 0; i < 64; ++i) identity[i * 64 + i] = 1.0f;
+    GraphBuilder body("body");
+    body.input("i", DType::i64, kScalar);
+    const Value cond = body.input("cond", DType::boolean, kScalar);
+    const Value x = body.input("x", DType::f32, Shape{1, 64});
+    body.output("cond_out", body.op1("Identity", {cond}));
+    body.output("x_out", body.matmul(x, body.constant(Tensor::from_vector(identity, Shape{64, 64}))));
+    GraphBuilder b("outer");
+    const Value in = b.input("x", DType::f32, Shape{1, 64});
+    const Value m = b.constant(Tensor::from_vector(std::vector<int64_t>{8}, kScalar));
+    b.output("y", b.op("Loop", {m, b.constant(true_scalar()), in}, {{"body", std::make_shared<const Graph>(body.build())}}, 1)[0]);
+    Session session(b.build());
+    std::vector<float> values(64);
+    for (size_t i = 0; i < 64; ++i) values[i] = static_cast<float>(i) - 20.0f;
+    const Tensor y = session.run({{"x", Tensor::from_vector(values, Shape{1, 64})}})["y"];
+    CHECK(y.to_vector<float>() == values);
+    CHECK(session.memory().weights_bytes < 2 * 64 * 64 * sizeof(float));
+}

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <tuple>
 
 namespace infer::detail {
 
@@ -350,8 +351,17 @@ private:
         std::vector<int> value_of(graph->values.size(), -1);  // the subgraph's ids → this plan's
         for (size_t i = 0; i < inputs.size(); ++i) value_of[graph->inputs[i]] = inputs[i];
         for (const auto& [id, tensor] : graph->constants) {
+            // Every iteration's typed body shares its weights' buffers: one value (one upload
+            // per device) for all of them.
+            const auto key = std::make_tuple(tensor.raw_data(), tensor.dtype(), tensor.shape().to_string());
+            auto same = inlined_constants_.find(key);
+            if (same != inlined_constants_.end()) {
+                value_of[id] = same->second;
+                continue;
+            }
             value_of[id] = new_value({tensor.dtype(), tensor.shape()});
             set_known(value_of[id], tensor);
+            inlined_constants_.emplace(key, value_of[id]);
         }
         for (const NodeIR& node : graph->nodes) {
             NodeIR copy = node;
@@ -424,8 +434,12 @@ private:
         const auto prepack = [&](size_t i, const std::string& layout, const CompileContext::Prepack& make) {
             const int id = node.inputs[i];
             if (!g_.constants.count(id)) {
-                Tensor packed = make(known_[id]);
-                if (packed.device() == options_.device) new_prepacked_bytes_ += packed.nbytes();
+                // Once per plan: the iterations of an inlined loop share their body's weights.
+                Tensor& packed = plan_prepacked_[{id, device.to_string(), layout}];
+                if (!packed.defined()) {
+                    packed = make(known_[id]);
+                    if (packed.device() == options_.device) new_prepacked_bytes_ += packed.nbytes();
+                }
                 return packed;
             }
             bool made = false;
@@ -570,6 +584,10 @@ private:
     std::vector<bool> is_graph_output_;
     std::map<std::pair<int, std::string>, int> slot_of_;
     std::map<int, ValueStructure> structures_;  // sequence and optional values
+    // Constants of inlined branches and bodies by their data, so that each is one value.
+    std::map<std::tuple<const void*, DType, std::string>, int> inlined_constants_;
+    // Prepacked forms of values that are not the graph's own constants, made once per plan.
+    std::map<std::tuple<int, std::string, std::string>, Tensor> plan_prepacked_;
     std::shared_ptr<Plan> plan_;
 };
 
