@@ -84,7 +84,7 @@ TEST_CASE("a Loop whose carried value changes shape: planned inline it grows, as
     }
 }
 
-TEST_CASE("an If is planned inline when its condition is known, and runs its branch as a kernel when not",
+TEST_CASE("an If is planned inline when the plan knows its condition, and runs its branch as a kernel when not",
           "[session][control]") {
     // then: x * 2, else: -x, both reading x from the enclosing graph.
     const auto branch = [](bool then) {
@@ -100,20 +100,37 @@ TEST_CASE("an If is planned inline when its condition is known, and runs its bra
         for (float v : x) want.push_back(then ? 2.0 * v : -static_cast<double>(v));
         CHECK(y.to_vector<double>() == want);
     };
-    SECTION("a condition fed by a graph input: the branch's nodes are the plan's") {
+    const auto inline_branch = [](const Session& session) {
+        bool branch_node = false;
+        for (const auto& entry : session.placement().nodes) branch_node = branch_node || entry.node.rfind("if/", 0) == 0;
+        return branch_node;
+    };
+    SECTION("a condition the input's shape decides: the branch's nodes are the plan's") {
+        GraphBuilder b("outer");
+        const Value x = b.input("x", DType::f32, Shape{kDynamic});
+        const Value long_input = b.op1("Greater", {b.op1("Size", {x}), b.constant(Tensor::from_vector(std::vector<int64_t>{3}, kScalar))});
+        b.output("y", b.op1("If", {long_input, x}, if_attributes, "if"));
+        Session session(b.build());
+        for (const std::vector<float>& xs : {std::vector<float>{1, -2, 3, 0.5f}, std::vector<float>{4, -1}}) {
+            const int64_t n = static_cast<int64_t>(xs.size());
+            expect(session.run({{"x", Tensor::from_vector(xs, Shape{n})}})["y"], xs, n > 3);
+            CHECK(inline_branch(session));
+        }
+    }
+    SECTION("a condition fed by a graph input: read at run time, so the plan is not made per value") {
         GraphBuilder b("outer");
         const Value x = b.input("x", DType::f32, Shape{4});
         const Value c = b.input("c", DType::boolean, kScalar);
         b.output("y", b.op1("If", {c, x}, if_attributes, "if"));
-        Session session(b.build());
+        SessionOptions options;
+        options.max_cached_plans = 1;
+        Session session(b.build(), options);
         const std::vector<float> xs{1, -2, 3, 0.5f};
-        for (const bool then : {true, false}) {
+        for (const bool then : {true, false, true}) {
             Tensor c_value = Tensor::empty(DType::boolean, kScalar);
             *static_cast<uint8_t*>(c_value.raw_data()) = then;
             expect(session.run({{"x", Tensor::from_vector(xs, Shape{4})}, {"c", c_value}})["y"], xs, then);
-            bool branch_node = false;
-            for (const auto& entry : session.placement().nodes) branch_node = branch_node || entry.node.rfind("if/", 0) == 0;
-            CHECK(branch_node);
+            CHECK_FALSE(inline_branch(session));
         }
     }
     SECTION("a condition computed by a SequenceMap body: known only at run time") {

@@ -92,6 +92,11 @@ struct OpTraits {
     // cache writes): it cannot make a value out of f16's range, so f16 runs do not scan its
     // outputs (executor.cpp), which for a decode step's cache writes was the whole cache.
     bool moves_values = false;
+    // Its host inputs choose which work runs (If's condition, Loop's trip count), and they decide
+    // output shapes only where validation could not give every output a static shape. Elsewhere
+    // the graph inputs they come from do not key plans by value: a condition computed from data
+    // would otherwise make a plan per distinct input.
+    bool host_inputs_choose_work = false;
 };
 
 // Traits shared by many entries of the families' tables.

@@ -12,12 +12,13 @@ namespace infer::detail {
 std::vector<OpSchema> control_op_schemas() {
     // The condition and the trip count decide which work runs and how many scan slices there
     // are: the host reads them.
+    constexpr OpTraits kChoosesWork{.host_inputs_choose_work = true};
     return {
         // name, inputs min/max, outputs min/max, kernel dtype input, dtype rule, shapes,
         // host inputs
-        {"If", 1, kVariadic, 1, kVariadic, 0, dtype_of_control_output, shape_if, host_inputs_mask({0}), {},
+        {"If", 1, kVariadic, 1, kVariadic, 0, dtype_of_control_output, shape_if, host_inputs_mask({0}), kChoosesWork,
          structure_of_control_output},
-        {"Loop", 0, kVariadic, 1, kVariadic, 1, dtype_of_control_output, shape_loop, host_inputs_mask({0, 1}), {},
+        {"Loop", 0, kVariadic, 1, kVariadic, 1, dtype_of_control_output, shape_loop, host_inputs_mask({0, 1}), kChoosesWork,
          structure_of_control_output},
         {"Scan", 1, kVariadic, 1, kVariadic, 0, dtype_of_control_output, shape_scan},
     };

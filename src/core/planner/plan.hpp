@@ -122,7 +122,9 @@ struct InputSignature {
 };
 
 // Which graph inputs' values decide shapes: those that reach an op's host input (axes, target
-// shapes, slice bounds) through nodes other than Shape, which reads only shapes.
+// shapes, slice bounds) through nodes other than Shape, which reads only shapes. An If's
+// condition and a Loop's trip count count only where the node's outputs have no static shape
+// without them (OpTraits::host_inputs_choose_work).
 std::vector<bool> shape_deciding_inputs(const GraphIR& graph);
 
 // With `estimate_only`, the plan is made up to its memory estimate and nothing is uploaded: it

@@ -78,9 +78,15 @@ std::vector<bool> shape_deciding_inputs(const GraphIR& graph) {
         const OpSchema& schema = op_schema(node->id);
         bool outputs_needed = false;
         for (int id : node->outputs) outputs_needed = outputs_needed || needed[id];
+        bool host_decides = true;
+        if (schema.traits.host_inputs_choose_work)
+            host_decides = std::any_of(node->outputs.begin(), node->outputs.end(), [&](int id) {
+                const TensorType& type = graph.values[id].type;
+                return !type.is_plain_tensor() || !type.shape || !type.shape->is_static();
+            });
         for (size_t i = 0; i < node->inputs.size(); ++i) {
             const int id = node->inputs[i];
-            if (id >= 0 && (schema.is_host_input(i) || (outputs_needed && !schema.traits.reads_shape_only)))
+            if (id >= 0 && ((schema.is_host_input(i) && host_decides) || (outputs_needed && !schema.traits.reads_shape_only)))
                 needed[id] = true;
         }
     }
