@@ -6,8 +6,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 using namespace infer;
 
@@ -270,4 +273,33 @@ TEST_CASE("malformed sequence graphs are refused, naming the node", "[graph][seq
         const Graph graph = b.build();  // static shapes: the session plans, and fails, at once
         CHECK_THROWS_WITH(Session(graph), Catch::Contains("'concat'") && Catch::Contains("dimension 1"));
     }
+}
+
+TEST_CASE("sessions with SequenceMap bodies run from several threads at once", "[session][sequence][concurrency]") {
+    GraphBuilder body("body");
+    const Value piece = body.input("piece", DType::f32, Shape{2, 8});
+    body.output("y", body.op1("Relu", {piece}));
+    GraphBuilder b("split_map_concat");
+    const Value x = b.input("x", DType::f32, Shape{6, 8});
+    const Value pieces = b.op1("SplitToSequence", {x, b.constant(i64_scalar(2))}, {{"axis", int64_t{0}}});
+    const Value mapped = b.op1("SequenceMap", {pieces}, {{"body", std::make_shared<const Graph>(body.build())}});
+    b.output("y", b.op1("ConcatFromSequence", {mapped}, {{"axis", int64_t{0}}}));
+    const Graph graph = b.build();
+    // Two sessions of one graph share the body's runner, and each runs from two threads.
+    const Session first(graph), second(graph);
+    std::vector<std::thread> threads;
+    std::atomic<int> wrong{0};
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            const Session& session = t % 2 ? first : second;
+            for (int i = 0; i < 20; ++i) {
+                const Tensor x_value = random_tensor(Shape{6, 8}, static_cast<uint32_t>(t * 100 + i));
+                const std::vector<double> in = x_value.to_vector<double>();
+                const std::vector<double> got = session.run({{"x", x_value}})["y"].to_vector<double>();
+                for (size_t k = 0; k < in.size(); ++k)
+                    if (got[k] != std::max(in[k], 0.0)) ++wrong;
+            }
+        });
+    for (auto& thread : threads) thread.join();
+    CHECK(wrong == 0);
 }
