@@ -9,65 +9,60 @@
 
 namespace infer {
 
+namespace {
+// Tensors and sequences are each a list of (name, value) kept in insertion order.
+template <class Value>
+void set_named(std::vector<std::pair<std::string, Value>>& entries, const std::string& name, Value value) {
+    for (auto& entry : entries)
+        if (entry.first == name) {
+            entry.second = std::move(value);
+            return;
+        }
+    entries.emplace_back(name, std::move(value));
+}
+
+template <class Value>
+bool has_named(const std::vector<std::pair<std::string, Value>>& entries, const std::string& name) {
+    return std::any_of(entries.begin(), entries.end(), [&](const auto& e) { return e.first == name; });
+}
+
+template <class Value>
+std::vector<std::string> names_of(const std::vector<std::pair<std::string, Value>>& entries) {
+    std::vector<std::string> names;
+    for (const auto& entry : entries) names.push_back(entry.first);
+    return names;
+}
+
+// Throws InvalidArgument naming `name` and the names held (`what`: "tensor", "sequence").
+template <class Value>
+const Value& find_named(const std::vector<std::pair<std::string, Value>>& entries, const std::string& name,
+                        const std::string& what, const std::string& none) {
+    for (const auto& entry : entries)
+        if (entry.first == name) return entry.second;
+    std::string held;
+    for (const auto& entry : entries) held += (held.empty() ? "" : ", ") + entry.first;
+    throw InvalidArgument("no " + what + " named '" + name + "' in the batch (it holds: " + (held.empty() ? none : held) +
+                          ")");
+}
+}  // namespace
+
 Batch::Batch(std::initializer_list<std::pair<std::string, Tensor>> named) {
     for (const auto& [name, tensor] : named) set(name, tensor);
 }
 
-void Batch::set(const std::string& name, Tensor tensor) {
-    for (auto& entry : entries_)
-        if (entry.first == name) {
-            entry.second = std::move(tensor);
-            return;
-        }
-    entries_.emplace_back(name, std::move(tensor));
-}
-
-bool Batch::contains(const std::string& name) const {
-    return std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) { return e.first == name; });
-}
-
-const Tensor& Batch::operator[](const std::string& name) const {
-    for (const auto& entry : entries_)
-        if (entry.first == name) return entry.second;
-    std::string held;
-    for (const auto& entry : entries_) held += (held.empty() ? "" : ", ") + entry.first;
-    throw InvalidArgument("no tensor named '" + name + "' in the batch (it holds: " +
-                          (held.empty() ? std::string("nothing") : held) + ")");
-}
-
-std::vector<std::string> Batch::names() const {
-    std::vector<std::string> names;
-    for (const auto& entry : entries_) names.push_back(entry.first);
-    return names;
-}
+void Batch::set(const std::string& name, Tensor tensor) { set_named(entries_, name, std::move(tensor)); }
+bool Batch::contains(const std::string& name) const { return has_named(entries_, name); }
+const Tensor& Batch::operator[](const std::string& name) const { return find_named(entries_, name, "tensor", "nothing"); }
+std::vector<std::string> Batch::names() const { return names_of(entries_); }
 
 void Batch::set_sequence(const std::string& name, std::vector<Tensor> elements) {
-    for (auto& entry : sequences_)
-        if (entry.first == name) {
-            entry.second = std::move(elements);
-            return;
-        }
-    sequences_.emplace_back(name, std::move(elements));
+    set_named(sequences_, name, std::move(elements));
 }
-
-bool Batch::contains_sequence(const std::string& name) const {
-    return std::any_of(sequences_.begin(), sequences_.end(), [&](const auto& e) { return e.first == name; });
-}
-
+bool Batch::contains_sequence(const std::string& name) const { return has_named(sequences_, name); }
 const std::vector<Tensor>& Batch::sequence(const std::string& name) const {
-    for (const auto& entry : sequences_)
-        if (entry.first == name) return entry.second;
-    std::string held;
-    for (const auto& entry : sequences_) held += (held.empty() ? "" : ", ") + entry.first;
-    throw InvalidArgument("no sequence named '" + name + "' in the batch (it holds: " +
-                          (held.empty() ? std::string("none") : held) + ")");
+    return find_named(sequences_, name, "sequence", "none");
 }
-
-std::vector<std::string> Batch::sequence_names() const {
-    std::vector<std::string> names;
-    for (const auto& entry : sequences_) names.push_back(entry.first);
-    return names;
-}
+std::vector<std::string> Batch::sequence_names() const { return names_of(sequences_); }
 
 Tensor stack(const std::vector<Tensor>& items) {
     if (items.empty()) throw InvalidArgument("stack: no tensors given");

@@ -10,7 +10,6 @@
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/packed_float_gemm.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
-#include "backends/cpu/kernels/strided_load.hpp"
 #include "backends/cpu/kernels/transpose8x8.hpp"
 #include "backends/cpu/kernels/neural_kernels.hpp"
 
