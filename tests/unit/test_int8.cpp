@@ -407,8 +407,11 @@ TEST_CASE("ConvInteger and QLinearConv by constant weights (the packed path) mat
         for (size_t i = 0; i < w_scales.size(); ++i) w_scales[i] = (0.002f + 0.0004f * static_cast<float>(i)) * narrower;
         const Tensor bias = Tensor::from_vector(random_ints<int32_t>(size_t(m), -3000, 3000, 5), {m});
         const Attributes attrs{{"pads", s.pads}, {"strides", s.strides}, {"dilations", s.dilations}};
-        for (const bool requantized : {false, true}) {
-            INFO((requantized ? "QLinearConv" : "ConvInteger"));
+        // ConvInteger, then QLinearConv with u8 and with i8 output (the AVX-512 path stages either).
+        for (const int form : {0, 1, 2}) {
+            const bool requantized = form > 0;
+            const DType y_type = form == 2 ? DType::i8 : DType::u8;
+            INFO((requantized ? "QLinearConv to " + std::string(dtype_name(y_type)) : std::string("ConvInteger")));
             const auto graph = [&](bool constant_weight) {
                 GraphBuilder b;
                 auto in = b.input("x", s.x_type, s.x);
@@ -416,7 +419,7 @@ TEST_CASE("ConvInteger and QLinearConv by constant weights (the packed path) mat
                 if (requantized)
                     b.output("y", b.op1("QLinearConv", {in, b.constant(scalar(0.02f)), b.constant(x_zero), weight,
                                                         b.constant(Tensor::from_vector(w_scales, {m})), b.constant(w_zero),
-                                                        b.constant(scalar(0.5f)), b.constant(tensor(DType::u8, {}, 6)),
+                                                        b.constant(scalar(0.5f)), b.constant(tensor(y_type, {}, 6)),
                                                         b.constant(bias)},
                                          attrs));
                 else
@@ -429,7 +432,8 @@ TEST_CASE("ConvInteger and QLinearConv by constant weights (the packed path) mat
             CHECK(packed.to_vector<int32_t>() == direct.to_vector<int32_t>());
             if (requantized) {
                 const std::vector<int32_t> values = direct.to_vector<int32_t>();
-                CHECK(std::count_if(values.begin(), values.end(), [](int32_t v) { return v > 0 && v < 255; }) >
+                const int32_t lowest = y_type == DType::u8 ? 0 : -128, highest = y_type == DType::u8 ? 255 : 127;
+                CHECK(std::count_if(values.begin(), values.end(), [&](int32_t v) { return v > lowest && v < highest; }) >
                       long(values.size() / 2));
             }
         }

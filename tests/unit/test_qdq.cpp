@@ -187,8 +187,12 @@ TEST_CASE("QDQ products of two activations run as integer products", "[int8][qdq
 // A QDQ convolution (what quantize_static writes for a CNN): x through QuantizeLinear and
 // DequantizeLinear, a constant int8 weight dequantized per output channel, a float bias, and
 // the output's own Q/DQ pair. The chain becomes one ConvIntegerToFloat on the packed kernel and
-// gives the float reading's result, to one output step where a value sits on a half step.
+// gives the float reading's result, to one output step where a value sits on a half step. With
+// the bias as quantize_static writes it (DequantizeLinear of i32 by sx·sw, zero 0) the
+// convolution and the QuantizeLinear after it become one QLinearConv, with the same result.
 TEST_CASE("QDQ convolutions run as integer convolutions with the float result", "[int8][qdq]") {
+  for (const bool integer_bias : {false, true}) {
+    INFO((integer_bias ? "i32 bias: QLinearConv" : "f32 bias: ConvIntegerToFloat"));
     constexpr int64_t c = 5, m = 6, h = 9, w = 8;
     const float sx = 0.04f, sy = 0.08f;
     const uint8_t zx = 120, zy = 125;
@@ -199,6 +203,14 @@ TEST_CASE("QDQ convolutions run as integer convolutions with the float result", 
     const Tensor wq = random_ints<int8_t>({m, c, 3, 3}, -127, 127, 22);
     std::vector<float> sw(m), bias(m);
     for (int64_t i = 0; i < m; ++i) sw[i] = 0.003f + 0.0007f * static_cast<float>(i), bias[i] = 0.3f * static_cast<float>(i) - 0.8f;
+    std::vector<int32_t> bias_q(m);
+    std::vector<float> bias_scale(m);
+    if (integer_bias)  // the bias on the sums' grid, as the float reading sees it
+        for (int64_t i = 0; i < m; ++i) {
+            bias_scale[i] = sx * sw[i];
+            bias_q[i] = static_cast<int32_t>(std::lround(bias[i] / bias_scale[i]));
+            bias[i] = static_cast<float>(bias_q[i]) * bias_scale[i];
+        }
 
     GraphBuilder b("qdq_conv");
     const Value x = b.input("x", DType::f32, {2, c, h, w});
@@ -207,13 +219,20 @@ TEST_CASE("QDQ convolutions run as integer convolutions with the float result", 
                                 b.constant(Tensor::from_vector(std::vector<int8_t>(m, 0), {m}))},
                                {{"axis", int64_t{0}}});
     const Attributes attrs{{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"strides", std::vector<int64_t>{2, 1}}};
-    const Value conv = b.op1("Conv", {fake_quantize(b, x, sx, zx), weight, b.constant(Tensor::from_vector(bias, {m}))}, attrs);
+    const Value bias_value =
+        integer_bias ? b.op1("DequantizeLinear", {b.constant(Tensor::from_vector(bias_q, {m})),
+                                                  b.constant(Tensor::from_vector(bias_scale, {m})),
+                                                  b.constant(Tensor::from_vector(std::vector<int32_t>(m, 0), {m}))},
+                             {{"axis", int64_t{0}}})
+                     : b.constant(Tensor::from_vector(bias, {m}));
+    const Value conv = b.op1("Conv", {fake_quantize(b, x, sx, zx), weight, bias_value}, attrs);
     b.output("y", fake_quantize(b, conv, sy, zy));
     Session session(b.build());
     const std::vector<float> got = session.run({{"x", Tensor::from_vector(xs, {2, c, h, w})}})["y"].to_vector<float>();
-    CHECK(count_op(session.placement(), "ConvIntegerToFloat") == 1);
+    CHECK(count_op(session.placement(), integer_bias ? "QLinearConv" : "ConvIntegerToFloat") == 1);
     CHECK(count_op(session.placement(), "Conv") == 0);
-    CHECK(count_op(session.placement(), "DequantizeLinear") == 0);
+    CHECK(count_op(session.placement(), "QuantizeLinear") == 1);  // x's
+    CHECK(count_op(session.placement(), "DequantizeLinear") == (integer_bias ? 1 : 0));  // y's
 
     const std::vector<int8_t> ws = wq.to_vector<int8_t>();
     const int64_t oh = (h + 2 - 3) / 2 + 1, ow = w;
@@ -237,6 +256,7 @@ TEST_CASE("QDQ convolutions run as integer convolutions with the float result", 
                     off_grid += error > 1e-5;
                 }
     CHECK(off_grid <= 3);
+  }
 }
 
 // The fused integer ops a pass makes can also be written by hand (GraphBuilder); wrong operands

@@ -11,10 +11,14 @@
 // scales are constants, A's per tensor and W's per tensor or per column (DequantizeLinear axis
 // 1). Where the fused op is there, a product of two activations quantized per tensor
 // (attention's, Q·Kᵀ and P·V) becomes one too. Conv(DQ(x_q), DQ(W_q)) with its output grid
-// likewise becomes one ConvIntegerToFloat. Elsewhere the QDQ graph runs in float as written.
+// likewise becomes one ConvIntegerToFloat, or one QLinearConv where only a QuantizeLinear reads
+// its result. Elsewhere the QDQ graph runs in float as written.
 #include "core/ops/op_schema.hpp"
 #include "core/passes/pattern.hpp"
 #include "core/passes/pipeline.hpp"
+
+#include <cmath>
+#include <optional>
 
 namespace infer::detail {
 
@@ -24,6 +28,7 @@ bool is_int8(DType t) { return t == DType::u8 || t == DType::i8; }
 
 struct Dequantized {
     int quantized = -1, zero = -1;  // value ids; zero -1 when absent
+    int scale_value = -1;
     const Tensor* scale = nullptr;
 };
 
@@ -36,6 +41,7 @@ std::optional<Dequantized> dequantized(const Pattern& p, int value, OpId dequant
     const NodeIR& node = p.node(n);
     Dequantized d;
     d.quantized = node.inputs[0];
+    d.scale_value = p.through_identity(node.inputs[1]);
     d.scale = p.constant(node.inputs[1]);
     if (!d.scale || d.scale->dtype() != DType::f32 || !is_int8(p.type(d.quantized).dtype)) return std::nullopt;
     if (node.inputs.size() > 2 && node.inputs[2] >= 0) {
@@ -106,6 +112,77 @@ int absorb_output_grid(const Pattern& p, int result, std::vector<int>& nodes, st
     return grid->result;
 }
 
+// The bias of a QDQ convolution in the form QLinearConv takes: DequantizeLinear of an i32
+// constant with zero point 0 and scale sx·sw[c] per channel (what quantize_static writes).
+// Its i32 value id; -1 when the convolution has no bias; nothing when it has another one.
+std::optional<int> integer_bias(const Pattern& p, const NodeIR& conv, const Dequantized& x, const Dequantized& w,
+                                int64_t channels) {
+    if (conv.inputs.size() < 3 || conv.inputs[2] < 0) return -1;
+    const int n = p.producer(p.through_identity(conv.inputs[2]), op_id("DequantizeLinear"));
+    if (n < 0) return std::nullopt;
+    const NodeIR& node = p.node(n);
+    const Tensor* bias = p.constant(node.inputs[0]);
+    const Tensor* scale = p.constant(node.inputs[1]);
+    if (!bias || bias->dtype() != DType::i32 || bias->numel() != channels || !scale || scale->dtype() != DType::f32 ||
+        (scale->numel() != 1 && scale->numel() != channels))
+        return std::nullopt;
+    if (node.inputs.size() > 2 && node.inputs[2] >= 0) {
+        const Tensor* zero = p.constant(node.inputs[2]);
+        if (!zero) return std::nullopt;
+        for (double z : zero->to_vector<double>())
+            if (z != 0) return std::nullopt;
+    }
+    const float sx = x.scale->to_vector<float>()[0];
+    const std::vector<float> sw = w.scale->to_vector<float>(), sb = scale->to_vector<float>();
+    for (int64_t c = 0; c < channels; ++c) {
+        const float expected = sx * sw[sw.size() == 1 ? 0 : static_cast<size_t>(c)];
+        const float given = sb[sb.size() == 1 ? 0 : static_cast<size_t>(c)];
+        if (std::abs(given - expected) > 1e-6f * std::abs(expected)) return std::nullopt;
+    }
+    return p.through_identity(node.inputs[0]);
+}
+
+// A zero point the integer op needs as an input: the DequantizeLinear's, or a new 0 of `type`.
+int zero_point(Rewriter& rewriter, const std::string& name, int zero, DType type) {
+    if (zero >= 0) return zero;
+    return rewriter.add_constant(name, type == DType::u8 ? Tensor::from_vector(std::vector<uint8_t>{0}, Shape(std::vector<int64_t>{}))
+                                                        : Tensor::from_vector(std::vector<int8_t>{0}, Shape(std::vector<int64_t>{})));
+}
+
+// Conv(DQ(x_q), DQ(W_q), DQ(bias_i32)?) whose result only a QuantizeLinear reads, as QDQ files
+// write every convolution that feeds another: one QLinearConv making that QuantizeLinear's
+// 8-bit output (ONNX Runtime runs these files the same way). The i32 sums are requantized in the
+// product's epilogue, so no f32 image is written and read back, and no QuantizeLinear runs;
+// results equal the float reading's up to its rounding (a value that float arithmetic puts
+// right at a rounding boundary may land one step away).
+bool requantized_qdq_conv(Rewriter& rewriter, const PassContext& context, const Pattern& p, int n, const Dequantized& x,
+                          const Dequantized& w, int64_t channels) {
+    const NodeIR& node = p.node(n);
+    const DType x_type = p.type(x.quantized).dtype, w_type = p.type(w.quantized).dtype;
+    if (!context.target.kernels().find("QLinearConv", x_type)) return false;
+    const int q = p.sole_reader(node.outputs[0], op_id("QuantizeLinear"));
+    if (q < 0) return false;
+    const NodeIR& quantize = p.node(q);
+    if (quantize.inputs.size() < 3 || quantize.inputs[2] < 0) return false;
+    const Tensor* y_scale = p.constant(quantize.inputs[1]);
+    const Tensor* y_zero = p.constant(quantize.inputs[2]);
+    if (!y_scale || !y_zero || y_scale->numel() != 1 || y_zero->numel() != 1 || y_scale->dtype() != DType::f32 ||
+        !is_int8(y_zero->dtype()) || quantize.attributes.get_int("saturate", 1) != 1)
+        return false;
+    const std::optional<int> bias = integer_bias(p, node, x, w, channels);
+    if (!bias) return false;
+    std::vector<int> inputs{x.quantized,
+                            x.scale_value,
+                            zero_point(rewriter, node.name + "/x_zero", x.zero, x_type),
+                            p.through_identity(w.quantized),
+                            w.scale_value,
+                            zero_point(rewriter, node.name + "/w_zero", w.zero, w_type),
+                            p.through_identity(quantize.inputs[1]),
+                            p.through_identity(quantize.inputs[2])};
+    if (*bias >= 0) inputs.push_back(*bias);
+    return rewriter.replace({n, q}, {"QLinearConv", node.name, inputs, {quantize.outputs[0]}, node.attributes});
+}
+
 // Conv(DQ(x_q), DQ(W_q constant), bias?) and the grid and bias after it: one
 // ConvIntegerToFloat (x per tensor, W per tensor or per output channel); the bias stays
 // whatever made it (a constant, or quantize_static's DequantizeLinear of an i32 constant,
@@ -120,6 +197,7 @@ bool integer_qdq_conv(Rewriter& rewriter, const PassContext& context, const Patt
     if (!weight || weight->shape().rank() < 3) return false;
     const int64_t channels = weight->shape()[0];
     if (w->scale->numel() != 1 && w->scale->numel() != channels) return false;
+    if (requantized_qdq_conv(rewriter, context, p, n, *x, *w, channels)) return true;
     const bool has_bias = node.inputs.size() > 2 && node.inputs[2] >= 0;
     if (has_bias && p.type(node.inputs[2]).dtype != DType::f32) return false;
     if (!context.target.kernels().find("ConvIntegerToFloat", p.type(x->quantized).dtype)) return false;

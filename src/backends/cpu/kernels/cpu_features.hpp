@@ -21,4 +21,10 @@ inline bool has_avx512f_vl() {
     return yes;
 }
 
+// And the byte and word forms (BW): masked byte stores.
+inline bool has_avx512_bw() {
+    static const bool yes = has_avx512f_vl() && __builtin_cpu_supports("avx512bw");
+    return yes;
+}
+
 }  // namespace infer::cpu
