@@ -210,6 +210,34 @@ std::vector<Case> fused_cases() {
         c.push_back({"Silu", in.to_string(), {x("X", in, 6.0)}, node("Silu"), [](const auto& v, DType) {
                          return std::vector{ref::unary(v[0], [](double t) { return t / (1.0 + std::exp(-t)); })};
                      }});
+    // QuantizedAdd: two 8-bit operands dequantized, added and quantized again, each step in f32
+    // as DequantizeLinear, Add and QuantizeLinear round it (the reference decides the rounding
+    // the same way; y's grid is coarse enough that many sums saturate). [2,3,37] runs the
+    // 16-wide steps and a tail; the broadcast forms take the per-element path; an i8 output.
+    struct AddSpec { Shape a, b; DType in, out; };
+    for (const AddSpec& s : {AddSpec{{2, 3, 37}, {2, 3, 37}, DType::u8, DType::u8}, AddSpec{{4, 19}, {4, 19}, DType::i8, DType::i8},
+                             AddSpec{{2, 3, 5}, {3, 1}, DType::u8, DType::u8}, AddSpec{{6, 17}, {6, 17}, DType::u8, DType::i8}}) {
+        const bool u8 = s.in == DType::u8;
+        Case q{"QuantizedAdd", s.a.to_string() + " + " + s.b.to_string() + " " + std::string(infer::dtype_name(s.in)) + " -> " +
+                                   std::string(infer::dtype_name(s.out)),
+               {integers("A", s.a, u8 ? 0 : -128, u8 ? 255 : 127, s.in), typed(positive("AS", {}, 0.05), DType::f32),
+                integers("AZ", {}, u8 ? 100 : -20, u8 ? 150 : 20, s.in), integers("B", s.b, u8 ? 0 : -128, u8 ? 255 : 127, s.in),
+                typed(positive("BS", {}, 0.05), DType::f32), integers("BZ", {}, u8 ? 100 : -20, u8 ? 150 : 20, s.in),
+                typed(positive("YS", {}, 0.08), DType::f32),
+                integers("YZ", {}, s.out == DType::u8 ? 100 : -20, s.out == DType::u8 ? 150 : 20, s.out)},
+               node("QuantizedAdd"), [out = s.out](const auto& v, DType) {
+                   const float sa = static_cast<float>(v[1].data[0]), sb = static_cast<float>(v[4].data[0]);
+                   const float sy = static_cast<float>(v[6].data[0]), zy = static_cast<float>(v[7].data[0]);
+                   const float za = static_cast<float>(v[2].data[0]), zb = static_cast<float>(v[5].data[0]);
+                   const double lowest = out == DType::u8 ? 0.0 : -128.0, highest = out == DType::u8 ? 255.0 : 127.0;
+                   return std::vector{ref::binary(v[0], v[3], [&](double a, double b) {
+                       const float sum = (static_cast<float>(a) - za) * sa + (static_cast<float>(b) - zb) * sb;
+                       return std::clamp(static_cast<double>(std::rint(sum / sy) + zy), lowest, highest);
+                   })};
+               }};
+        q.dtypes = {s.in};
+        c.push_back(q);
+    }
     return c;
 }
 

@@ -259,6 +259,46 @@ TEST_CASE("QDQ convolutions run as integer convolutions with the float result", 
   }
 }
 
+// A residual Add in a QDQ file: both operands dequantized 8-bit activations, the sum quantized
+// again. It becomes one QuantizedAdd (bytes in and out) with the float reading's result exactly,
+// also where one operand broadcasts; an Add whose sum a float op reads stays as written.
+TEST_CASE("QDQ Adds of two quantized activations run as one QuantizedAdd", "[int8][qdq]") {
+    const float sa = 0.03f, sb = 0.05f, sy = 0.06f;
+    const uint8_t za = 128, zb = 100, zy = 120;
+    for (const Shape& b_shape : {Shape{2, 3, 4, 5}, Shape{3, 1, 1}}) {
+        INFO("B " << b_shape.to_string());
+        std::mt19937 rng(31);
+        std::normal_distribution<float> normal(0.0f, 2.0f);
+        std::vector<float> as(2 * 3 * 4 * 5), bs(static_cast<size_t>(b_shape.numel()));
+        for (float& v : as) v = normal(rng);
+        for (float& v : bs) v = normal(rng);
+        for (const bool quantized_sum : {true, false}) {
+            GraphBuilder b("qdq_add");
+            const Value a = b.input("a", DType::f32, {2, 3, 4, 5}), bv = b.input("b", DType::f32, b_shape);
+            const Value sum = b.op1("Add", {fake_quantize(b, a, sa, za), fake_quantize(b, bv, sb, zb)});
+            b.output("y", quantized_sum ? fake_quantize(b, sum, sy, zy) : b.op1("Relu", {sum}));
+            Session session(b.build());
+            const std::vector<float> got =
+                session.run({{"a", Tensor::from_vector(as, {2, 3, 4, 5})}, {"b", Tensor::from_vector(bs, b_shape)}})["y"]
+                    .to_vector<float>();
+            CHECK(count_op(session.placement(), "QuantizedAdd") == (quantized_sum ? 1 : 0));
+            CHECK(count_op(session.placement(), "Add") == (quantized_sum ? 0 : 1));
+            const Shape bs_shape = b_shape;
+            // QuantizeLinear's steps as the ops take them: the division in f32.
+            const auto steps = [](float v, float scale, uint8_t zero) {
+                return std::clamp(std::rint(v / scale) + static_cast<float>(zero), 0.0f, 255.0f) - static_cast<float>(zero);
+            };
+            for (size_t i = 0; i < as.size(); ++i) {
+                // B's element under a[i]: b is [3, 1, 1] or a's own shape.
+                const size_t j = bs_shape.rank() == 3 ? (i / 20) % 3 : i;
+                const float total = steps(as[i], sa, za) * sa + steps(bs[j], sb, zb) * sb;
+                const float want = quantized_sum ? steps(total, sy, zy) * sy : std::max(total, 0.0f);
+                REQUIRE(got[i] == want);
+            }
+        }
+    }
+}
+
 // The fused integer ops a pass makes can also be written by hand (GraphBuilder); wrong operands
 // are errors that name what was wrong, and building and running a good graph afterwards works.
 TEST_CASE("MatMulIntegerToFloat and ConvIntegerToFloat with wrong operands are clear errors", "[qdq][errors]") {

@@ -116,6 +116,26 @@ std::vector<Shape> shape_conv_integer_to_float(const InferenceContext& ctx) {
     return shape_conv_integer(ctx);
 }
 
+// QuantizedAdd(A u8/i8, A's scale, A's zero point, B (A's dtype), B's scale, B's zero point,
+// Y's scale, Y's zero point u8/i8), every scale and zero point one value, A and B broadcast as
+// Add's operands: Y = QuantizeLinear(DequantizeLinear(A) + DequantizeLinear(B)) with Y's, in f32, as the
+// three ops compute it. What a QDQ file's residual Add between 8-bit activations computes
+// (passes/integer_qdq_products.cpp), reading and writing bytes instead of floats.
+std::vector<Shape> shape_quantized_add(const InferenceContext& ctx) {
+    const auto integer8 = [](DType t) { return t == DType::u8 || t == DType::i8; };
+    if (!integer8(ctx.dtype(0)) || ctx.dtype(3) != ctx.dtype(0)) ctx.fail("A and B must both be u8 or both i8");
+    for (size_t i : {size_t{1}, size_t{4}, size_t{6}})
+        if (ctx.dtype(i) != DType::f32 || ctx.shape(i).numel() != 1) ctx.fail("the scales must be one f32 value each");
+    if (ctx.dtype(2) != ctx.dtype(0) || ctx.dtype(5) != ctx.dtype(0) || ctx.shape(2).numel() != 1 || ctx.shape(5).numel() != 1)
+        ctx.fail("A's and B's zero points must be one value of their dtype");
+    if (!integer8(ctx.dtype(7)) || ctx.shape(7).numel() != 1) ctx.fail("Y's zero point must be one u8 or i8 value");
+    try {
+        return {Shape::broadcast(ctx.shape(0), ctx.shape(3))};
+    } catch (const InvalidArgument& e) {
+        ctx.fail(e.what());
+    }
+}
+
 // AddLayerNormalization(X, Skip, Scale, Bias?) → Y = LayerNorm(X + Skip) over the last axis,
 // and optionally Sum = X + Skip (the residual stream, when it is read further on). After the
 // f16/bf16 lowering (passes/fold_norm_casts.cpp) an f32 node may take Skip in the low type and
@@ -206,6 +226,8 @@ std::vector<OpSchema> fused_op_schemas() {
         // Integer sums dequantized to f32 (A's dtype picks the kernel).
         {"MatMulIntegerToFloat", 3, 8, 1, 1, 0, dtype_f32, shape_matmul_integer_to_float, 0, kFusedF32},
         {"ConvIntegerToFloat", 3, 8, 1, 1, 0, dtype_f32, shape_conv_integer_to_float, 0, kFusedF32},
+        // Bytes in, bytes out: no precision of its own to lower.
+        {"QuantizedAdd", 8, 8, 1, 1, 0, dtype_of_input7, shape_quantized_add, 0, kFusedF32},
         // keeps_f32 as LayerNormalization does: the residual stream stays in f32.
         {"AddLayerNormalization", 3, 4, 1, 2, 0, dtype_add_layer_norm, shape_add_layer_norm, 0, kFusedF32},
         // Low like the products it is made of; the softmax is computed in f32 inside.

@@ -12,7 +12,8 @@
 // 1). Where the fused op is there, a product of two activations quantized per tensor
 // (attention's, Q·Kᵀ and P·V) becomes one too. Conv(DQ(x_q), DQ(W_q)) with its output grid
 // likewise becomes one ConvIntegerToFloat, or one QLinearConv where only a QuantizeLinear reads
-// its result. Elsewhere the QDQ graph runs in float as written.
+// its result, and an Add of two DequantizeLinear outputs that a QuantizeLinear reads (a residual
+// connection) one QuantizedAdd. Elsewhere the QDQ graph runs in float as written.
 #include "core/ops/op_schema.hpp"
 #include "core/passes/pattern.hpp"
 #include "core/passes/pipeline.hpp"
@@ -142,6 +143,21 @@ std::optional<int> integer_bias(const Pattern& p, const NodeIR& conv, const Dequ
     return p.through_identity(node.inputs[0]);
 }
 
+// The QuantizeLinear that alone reads `value`, with one constant f32 scale and one constant
+// u8/i8 zero point, saturating: its node index, else -1.
+int scalar_quantize_reader(const Pattern& p, int value) {
+    const int q = p.sole_reader(value, op_id("QuantizeLinear"));
+    if (q < 0) return -1;
+    const NodeIR& quantize = p.node(q);
+    if (quantize.inputs.size() < 3 || quantize.inputs[2] < 0) return -1;
+    const Tensor* scale = p.constant(quantize.inputs[1]);
+    const Tensor* zero = p.constant(quantize.inputs[2]);
+    if (!scale || !zero || scale->numel() != 1 || zero->numel() != 1 || scale->dtype() != DType::f32 ||
+        !is_int8(zero->dtype()) || quantize.attributes.get_int("saturate", 1) != 1)
+        return -1;
+    return q;
+}
+
 // A zero point the integer op needs as an input: the DequantizeLinear's, or a new 0 of `type`.
 int zero_point(Rewriter& rewriter, const std::string& name, int zero, DType type) {
     if (zero >= 0) return zero;
@@ -160,15 +176,9 @@ bool requantized_qdq_conv(Rewriter& rewriter, const PassContext& context, const 
     const NodeIR& node = p.node(n);
     const DType x_type = p.type(x.quantized).dtype, w_type = p.type(w.quantized).dtype;
     if (!context.target.kernels().find("QLinearConv", x_type)) return false;
-    const int q = p.sole_reader(node.outputs[0], op_id("QuantizeLinear"));
+    const int q = scalar_quantize_reader(p, node.outputs[0]);
     if (q < 0) return false;
     const NodeIR& quantize = p.node(q);
-    if (quantize.inputs.size() < 3 || quantize.inputs[2] < 0) return false;
-    const Tensor* y_scale = p.constant(quantize.inputs[1]);
-    const Tensor* y_zero = p.constant(quantize.inputs[2]);
-    if (!y_scale || !y_zero || y_scale->numel() != 1 || y_zero->numel() != 1 || y_scale->dtype() != DType::f32 ||
-        !is_int8(y_zero->dtype()) || quantize.attributes.get_int("saturate", 1) != 1)
-        return false;
     const std::optional<int> bias = integer_bias(p, node, x, w, channels);
     if (!bias) return false;
     std::vector<int> inputs{x.quantized,
@@ -210,15 +220,40 @@ bool integer_qdq_conv(Rewriter& rewriter, const PassContext& context, const Patt
     return rewriter.replace(nodes, {"ConvIntegerToFloat", node.name, inputs, {result}, node.attributes});
 }
 
+// Add(DQ(a_q), DQ(b_q)) that only a QuantizeLinear reads, everything per tensor (a QDQ CNN's
+// residual Add): one QuantizedAdd, bytes in and out.
+bool integer_qdq_add(Rewriter& rewriter, const PassContext& context, const Pattern& p, int n) {
+    const OpId dequantize = op_id("DequantizeLinear");
+    const NodeIR& node = p.node(n);
+    if (node.inputs.size() != 2) return false;
+    const auto a = dequantized(p, node.inputs[0], dequantize);
+    const auto b = dequantized(p, node.inputs[1], dequantize);
+    if (!a || !b || a->scale->numel() != 1 || b->scale->numel() != 1) return false;
+    const DType type = p.type(a->quantized).dtype;
+    if (p.type(b->quantized).dtype != type) return false;
+    if (!context.target.kernels().find("QuantizedAdd", type)) return false;
+    const int q = scalar_quantize_reader(p, node.outputs[0]);
+    if (q < 0) return false;
+    const NodeIR& quantize = p.node(q);
+    const std::vector<int> inputs{a->quantized, a->scale_value, zero_point(rewriter, node.name + "/a_zero", a->zero, type),
+                                  b->quantized, b->scale_value, zero_point(rewriter, node.name + "/b_zero", b->zero, type),
+                                  p.through_identity(quantize.inputs[1]), p.through_identity(quantize.inputs[2])};
+    return rewriter.replace({n, q}, {"QuantizedAdd", node.name, inputs, {quantize.outputs[0]}, {}});
+}
+
 }  // namespace
 
 void integer_qdq_products(Rewriter& rewriter, const PassContext& context) {
-    const OpId matmul = op_id("MatMul"), conv = op_id("Conv"), dequantize = op_id("DequantizeLinear");
+    const OpId matmul = op_id("MatMul"), conv = op_id("Conv"), add = op_id("Add"), dequantize = op_id("DequantizeLinear");
     const Pattern p(rewriter);
     for (size_t i = 0; i < p.graph().nodes.size(); ++i) {
         const int m = static_cast<int>(i);
         if (p.is(m, conv)) {
             integer_qdq_conv(rewriter, context, p, m);
+            continue;
+        }
+        if (p.is(m, add)) {
+            integer_qdq_add(rewriter, context, p, m);
             continue;
         }
         if (!p.is(m, matmul)) continue;

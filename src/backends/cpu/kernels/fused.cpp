@@ -146,6 +146,7 @@ void register_fused_kernels(KernelRegistry& r) {
     register_bf16_attention_kernel(r);
     register_quantized_matmul_kernel(r);
     register_silu_kernel(r);
+    register_quantized_add_kernel(r);
 }
 
 }  // namespace infer::cpu

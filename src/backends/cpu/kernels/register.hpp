@@ -13,5 +13,6 @@ void register_fused_kernels(KernelRegistry& registry);            // table_fused
 void register_quantized_matmul_kernel(KernelRegistry& registry);  // QuantizedMatMul, of the fused family
 void register_bf16_attention_kernel(KernelRegistry& registry);    // Attention in bf16 on AVX512_BF16
 void register_silu_kernel(KernelRegistry& registry);              // Silu, of the fused family
+void register_quantized_add_kernel(KernelRegistry& registry);     // QuantizedAdd, of the fused family
 
 }  // namespace infer::cpu
