@@ -320,7 +320,7 @@ public:
         Epilogue state{packed_column_sums(layout_, weight_.data<uint8_t>()), w_zero_.data(), nullptr, x_zero + (signed_x ? 128 : 0),
                        k, positions, m, nullptr, y.dtype()};
         std::vector<double> multipliers;
-        std::vector<float> scales, bias;
+        std::vector<float> narrow_multipliers, scales, bias;
         if (form_.output == ConvOutput::dequantized) {
             const Tensor& scale = ctx.input(2);
             for (int64_t o = 0; o < m; ++o) scales.push_back(scale.data<float>()[scale.numel() == 1 ? 0 : o]);
@@ -337,6 +337,8 @@ public:
             for (int64_t o = 0; o < m; ++o)
                 multipliers.push_back(x_scale * w_scale.data<float>()[w_scale.numel() == 1 ? 0 : o] / y_scale);
             state.multipliers = multipliers.data();
+            for (double multiplier : multipliers) narrow_multipliers.push_back(static_cast<float>(multiplier));
+            state.narrow_multipliers = narrow_multipliers.data();
             state.y_zero = int8_value(ctx.input(7), 0);
             state.bias = ctx.has_input(8) ? ctx.input(8).data<int32_t>() : nullptr;
         }
@@ -476,6 +478,7 @@ private:
         // exactly).
         bool vector_float = false;
         uint8_t* staging = nullptr;  // requantized output, position-major [positions, channels]
+        const float* narrow_multipliers = nullptr;  // the multipliers in f32
         static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
             const auto& e = *static_cast<const Epilogue*>(self);
             if (e.vector_float) return e.write_float_avx512(row0, rows, col0, cols, acc, ld);
@@ -530,13 +533,21 @@ private:
         }
 
         // QLinearConv's output, 16 channels at a time: the corrected sums plus the i32 bias, times
-        // the f64 multiplier rounded to nearest even, plus Y's zero point, saturated (requantized()
-        // in 8 f64 lanes, the same numbers), each row's bytes stored whole into the staging rows.
+        // the multiplier rounded to nearest even, plus Y's zero point, saturated, each row's bytes
+        // stored whole into the staging rows. requantized() decides in f64; here the product is
+        // taken in f32 (half the work) and kept wherever it cannot round otherwise: the sums
+        // exact in f32 (below 2^24) and the product, within |t|·2^-23 of the exact one, farther
+        // than |t|·2^-20 from a half-way point. A vector with a lane in doubt takes f64, so the
+        // bytes are requantized()'s always.
         __attribute__((target("avx512f,avx512vl,avx512bw"))) void stage_requantized_avx512(
             int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) const {
             const bool u8 = out_dtype == DType::u8;
             const __m512d lowest = _mm512_set1_pd(u8 ? 0.0 : -128.0), highest = _mm512_set1_pd(u8 ? 255.0 : 127.0);
             const __m512d zero = _mm512_set1_pd(y_zero);
+            const __m512 lowest_narrow = _mm512_set1_ps(u8 ? 0.0f : -128.0f), highest_narrow = _mm512_set1_ps(u8 ? 255.0f : 127.0f);
+            const __m512 zero_narrow = _mm512_set1_ps(static_cast<float>(y_zero)), half = _mm512_set1_ps(0.5f),
+                         margin = _mm512_set1_ps(0x1p-20f);
+            const __m512i exact_limit = _mm512_set1_epi32(1 << 24);
             const __m512i x_zero_v = _mm512_set1_epi32(x_zero), k_x_zero = _mm512_set1_epi32(static_cast<int32_t>(k * x_zero));
             for (int64_t c = 0; c < cols; c += 16) {
                 const auto mask = static_cast<__mmask16>(cols - c >= 16 ? 0xFFFF : (1u << (cols - c)) - 1u);
@@ -546,6 +557,7 @@ private:
                 const __m512i bias_v = bias ? _mm512_maskz_loadu_epi32(mask, bias + channel) : _mm512_setzero_si512();
                 const __m512d low_multiplier = _mm512_maskz_loadu_pd(static_cast<__mmask8>(mask), multipliers + channel);
                 const __m512d high_multiplier = _mm512_maskz_loadu_pd(static_cast<__mmask8>(mask >> 8), multipliers + channel + 8);
+                const __m512 narrow_multiplier = _mm512_maskz_loadu_ps(mask, narrow_multipliers + channel);
                 // Per channel: k·zx·zw - zx·Σw + bias, the same for every row.
                 const __m512i fixed = _mm512_add_epi32(
                     _mm512_sub_epi32(_mm512_mullo_epi32(k_x_zero, zw), _mm512_mullo_epi32(x_zero_v, column_sum)), bias_v);
@@ -553,10 +565,22 @@ private:
                     const __m512i row_part = _mm512_mullo_epi32(zw, _mm512_set1_epi32(row_sums[row0 + r]));
                     const __m512i sums = _mm512_sub_epi32(
                         _mm512_add_epi32(_mm512_maskz_loadu_epi32(mask, acc + r * ld + c), fixed), row_part);
-                    const __m256i low = requantize8(_mm512_castsi512_si256(sums), low_multiplier, zero, lowest, highest);
-                    const __m256i high = requantize8(_mm512_extracti64x4_epi64(sums, 1), high_multiplier, zero, lowest, highest);
+                    const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(sums), narrow_multiplier);
+                    const __m512 rounded = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+                    const __m512 from_half = _mm512_sub_ps(half, _mm512_abs_ps(_mm512_sub_ps(t, rounded)));
+                    const __mmask16 doubtful =
+                        _mm512_cmp_ps_mask(from_half, _mm512_mul_ps(_mm512_abs_ps(t), margin), _CMP_LE_OQ) |
+                        _mm512_cmpgt_epi32_mask(_mm512_abs_epi32(sums), exact_limit);
+                    __m512i both;
+                    if ((doubtful & mask) == 0) {
+                        both = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_add_ps(rounded, zero_narrow), lowest_narrow),
+                                                                highest_narrow));
+                    } else {
+                        const __m256i low = requantize8(_mm512_castsi512_si256(sums), low_multiplier, zero, lowest, highest);
+                        const __m256i high = requantize8(_mm512_extracti64x4_epi64(sums, 1), high_multiplier, zero, lowest, highest);
+                        both = _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
+                    }
                     // Saturated already: the low byte of each i32 is the value (two's complement for i8).
-                    const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1);
                     // Narrowed in a register, then stored: vpmovdb straight to memory was most of
                     // this function's time on Zen 4.
                     const __m128i bytes = _mm512_cvtepi32_epi8(both);
