@@ -210,13 +210,21 @@ std::vector<Case> neural_layers_cases() {
                                                 ref::max_pool_indices(v[0], p.window, column_major)};
                          }});
         }
-        Case integral{"MaxPool", p.x.to_string() + window_label(p.window) + " u8/i8",
-                      {integers("X", p.x, 0, 100, std::nullopt)}, node("MaxPool", window_attributes(p.window)),
-                      [p](const auto& v, DType) { return std::vector{ref::max_pool(v[0], p.window)}; }};
-        integral.dtypes = {DType::u8, DType::i8};
-        integral.cpu_optional = true;
-        c.push_back(integral);
     }
+    // Integer MaxPool (exact, so no tolerance hides a wrong tap), over each type's whole range so
+    // that padding must never win: the rows path (pads, ceil_mode, SAME_UPPER, 1-D, stride 1)
+    // and the loop (3-D).
+    for (const auto& p : {pools[1], pools[3], pools[4], pools[5], pools[7], pools[8], pools[9]})
+        for (const DType type : {DType::u8, DType::i8}) {
+            const bool u8 = type == DType::u8;
+            Case integral{"MaxPool", p.x.to_string() + window_label(p.window) + " " + std::string(infer::dtype_name(type)),
+                          {integers("X", p.x, u8 ? 0 : -128, u8 ? 255 : 127, std::nullopt)},
+                          node("MaxPool", window_attributes(p.window)),
+                          [p](const auto& v, DType) { return std::vector{ref::max_pool(v[0], p.window)}; }};
+            integral.dtypes = {type};
+            integral.cpu_optional = true;
+            c.push_back(integral);
+        }
     // MaxUnpool of MaxPool's own indices: the maxima back in place, zeros elsewhere.
     for (const auto& p : {pools[0], pools[1], pools[7]}) {
         c.push_back({"MaxUnpool", p.x.to_string() + window_label(p.window), {x("X", p.x)},

@@ -299,6 +299,45 @@ TEST_CASE("QDQ Adds of two quantized activations run as one QuantizedAdd", "[int
     }
 }
 
+// A MaxPool between a DequantizeLinear and a QuantizeLinear of one grid (a QDQ CNN's stem pool)
+// pools the bytes: the same values, with no f32 image; on another grid it stays as written.
+TEST_CASE("QDQ max pools of one grid pool the bytes", "[int8][qdq]") {
+    const float s = 0.04f;
+    const uint8_t z = 110;
+    std::mt19937 rng(41);
+    std::normal_distribution<float> normal(0.0f, 2.0f);
+    std::vector<float> xs(2 * 3 * 9 * 10);
+    for (float& v : xs) v = normal(rng);
+    const Attributes attrs{{"kernel_shape", std::vector<int64_t>{3, 3}}, {"strides", std::vector<int64_t>{2, 2}},
+                           {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+    std::vector<float> results[2];
+    for (const bool same_grid : {true, false}) {
+        GraphBuilder b("qdq_pool");
+        const Value x = b.input("x", DType::f32, {2, 3, 9, 10});
+        const Value pooled = b.op1("MaxPool", {fake_quantize(b, x, s, z)}, attrs);
+        b.output("y", fake_quantize(b, pooled, same_grid ? s : 2 * s, z));
+        Session session(b.build());
+        results[same_grid] = session.run({{"x", Tensor::from_vector(xs, {2, 3, 9, 10})}})["y"].to_vector<float>();
+        // The pool's own DequantizeLinear and QuantizeLinear go where the grids agree.
+        CHECK(count_op(session.placement(), "DequantizeLinear") == (same_grid ? 1 : 2));
+        CHECK(count_op(session.placement(), "MaxPool") == 1);
+    }
+    // The float reading: the maximum of the dequantized window, itself on the grid.
+    REQUIRE(results[1].size() == static_cast<size_t>(2 * 3 * 5 * 5));
+    for (int64_t plane = 0; plane < 6; ++plane)
+        for (int64_t i = 0; i < 5; ++i)
+            for (int64_t j = 0; j < 5; ++j) {
+                float best = -1e30f;
+                for (int64_t di = 0; di < 3; ++di)
+                    for (int64_t dj = 0; dj < 3; ++dj) {
+                        const int64_t r = 2 * i - 1 + di, col = 2 * j - 1 + dj;
+                        if (r < 0 || r >= 9 || col < 0 || col >= 10) continue;
+                        best = std::max(best, static_cast<float>(grid_steps(xs[(plane * 9 + r) * 10 + col], s, z)) * s);
+                    }
+                REQUIRE(results[1][static_cast<size_t>((plane * 5 + i) * 5 + j)] == best);
+            }
+}
+
 // The fused integer ops a pass makes can also be written by hand (GraphBuilder); wrong operands
 // are errors that name what was wrong, and building and running a good graph afterwards works.
 TEST_CASE("MatMulIntegerToFloat and ConvIntegerToFloat with wrong operands are clear errors", "[qdq][errors]") {

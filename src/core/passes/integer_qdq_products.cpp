@@ -12,8 +12,9 @@
 // 1). Where the fused op is there, a product of two activations quantized per tensor
 // (attention's, Q·Kᵀ and P·V) becomes one too. Conv(DQ(x_q), DQ(W_q)) with its output grid
 // likewise becomes one ConvIntegerToFloat, or one QLinearConv where only a QuantizeLinear reads
-// its result, and an Add of two DequantizeLinear outputs that a QuantizeLinear reads (a residual
-// connection) one QuantizedAdd. Elsewhere the QDQ graph runs in float as written.
+// its result, an Add of two DequantizeLinear outputs that a QuantizeLinear reads (a residual
+// connection) one QuantizedAdd, and a MaxPool between a DequantizeLinear and a QuantizeLinear of
+// one grid a MaxPool of the bytes. Elsewhere the QDQ graph runs in float as written.
 #include "core/ops/op_schema.hpp"
 #include "core/passes/pattern.hpp"
 #include "core/passes/pipeline.hpp"
@@ -241,10 +242,33 @@ bool integer_qdq_add(Rewriter& rewriter, const PassContext& context, const Patte
     return rewriter.replace({n, q}, {"QuantizedAdd", node.name, inputs, {quantize.outputs[0]}, {}});
 }
 
+// MaxPool(DQ(x_q, s, z)) read only by QuantizeLinear(·, s, z), the same scale (positive) and
+// zero point: dequantizing is increasing, so the largest value is the dequantized largest byte,
+// which the QuantizeLinear gives back exactly. The pool runs on the bytes instead (a QDQ CNN's
+// stem pool: no f32 image written, pooled and quantized again).
+bool integer_qdq_max_pool(Rewriter& rewriter, const PassContext& context, const Pattern& p, int n) {
+    const NodeIR& node = p.node(n);
+    if (node.outputs.size() != 1) return false;  // not with its Indices output
+    const auto x = dequantized(p, node.inputs[0], op_id("DequantizeLinear"));
+    if (!x || x->scale->numel() != 1 || !(x->scale->to_vector<float>()[0] > 0)) return false;
+    const int q = scalar_quantize_reader(p, node.outputs[0]);
+    if (q < 0) return false;
+    const NodeIR& quantize = p.node(q);
+    const DType type = p.type(x->quantized).dtype;
+    const Tensor* y_zero = p.constant(quantize.inputs[2]);
+    const Tensor* x_zero = x->zero >= 0 ? p.constant(x->zero) : nullptr;
+    if (y_zero->dtype() != type || p.constant(quantize.inputs[1])->to_vector<float>()[0] != x->scale->to_vector<float>()[0] ||
+        y_zero->to_vector<double>()[0] != (x_zero ? x_zero->to_vector<double>()[0] : 0.0))
+        return false;
+    if (!context.target.kernels().find("MaxPool", type)) return false;
+    return rewriter.replace({n, q}, {"MaxPool", node.name, {x->quantized}, {quantize.outputs[0]}, node.attributes});
+}
+
 }  // namespace
 
 void integer_qdq_products(Rewriter& rewriter, const PassContext& context) {
-    const OpId matmul = op_id("MatMul"), conv = op_id("Conv"), add = op_id("Add"), dequantize = op_id("DequantizeLinear");
+    const OpId matmul = op_id("MatMul"), conv = op_id("Conv"), add = op_id("Add"), max_pool = op_id("MaxPool"),
+               dequantize = op_id("DequantizeLinear");
     const Pattern p(rewriter);
     for (size_t i = 0; i < p.graph().nodes.size(); ++i) {
         const int m = static_cast<int>(i);
@@ -254,6 +278,10 @@ void integer_qdq_products(Rewriter& rewriter, const PassContext& context) {
         }
         if (p.is(m, add)) {
             integer_qdq_add(rewriter, context, p, m);
+            continue;
+        }
+        if (p.is(m, max_pool)) {
+            integer_qdq_max_pool(rewriter, context, p, m);
             continue;
         }
         if (!p.is(m, matmul)) continue;

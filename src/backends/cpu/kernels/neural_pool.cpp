@@ -86,6 +86,7 @@ bool max_pool_2d_rows(const float* px, float* py, int64_t planes, const std::arr
     parallel_for(planes, grain_for(h.out * w.in * h.kernel), [&](int64_t begin, int64_t end) {
         thread_local std::vector<float> padded;  // one row: bounded by the input's width
         padded.assign(static_cast<size_t>(length), -std::numeric_limits<float>::infinity());
+        const float* const padded_row = padded.data();  // once: each use of a thread_local is a call
         float* row = padded.data() + w.pad_begin;
         const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
         for (int64_t p = begin; p < end; ++p) {
@@ -109,7 +110,7 @@ bool max_pool_2d_rows(const float* px, float* py, int64_t planes, const std::arr
                 }
                 float* dst = out + oh * w.out;
                 for (int64_t ow = 0; ow < w.out; ow += 8) {
-                    const float* x = padded.data() + ow * w.stride;  // row index ow·stride - pad_begin
+                    const float* x = padded_row + ow * w.stride;  // row index ow·stride - pad_begin
                     __m256 best = strided8(x, w.stride);
                     for (int64_t kw = 1; kw < w.kernel; ++kw) best = max_keeping_nan(best, strided8(x + kw, w.stride));
                     const int64_t count = std::min<int64_t>(8, w.out - ow);
@@ -122,6 +123,56 @@ bool max_pool_2d_rows(const float* px, float* py, int64_t planes, const std::arr
         }
     });
     return true;
+}
+
+// 2-D max pooling of 8-bit integers (a QDQ CNN's stem pool on its bytes), without Indices and
+// without dilation, as max_pool_2d_rows does it: per output row the maximum down the window's
+// rows into a row padded with the type's lowest value (the compiler vectorizes that loop), then
+// across it (the generic loop took 3.2 ms for ResNet-50's stem pool on one core).
+// to[i] = max(to[i], from[i]): distinct arrays (restrict), so that the compiler vectorizes it
+// (byte stores may alias anything, and without it every element reloaded the loop's bounds).
+template <class T>
+void elementwise_max(T* __restrict__ to, const T* __restrict__ from, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) to[i] = std::max(to[i], from[i]);
+}
+
+template <class T>
+void max_pool_2d_rows_integer(const T* px, T* py, int64_t planes, const std::array<PoolAxis, kPoolAxes>& a,
+                              const Taps* rows_of) {
+    const PoolAxis& h = a[1];
+    const PoolAxis& w = a[2];
+    const int64_t length = std::max(w.pad_begin + w.in, (w.out - 1) * w.stride + w.kernel);
+    parallel_for(planes, grain_for(h.out * w.in * h.kernel), [&](int64_t begin, int64_t end) {
+        thread_local std::vector<T> padded, across;  // one row each: bounded by the input's width
+        padded.assign(static_cast<size_t>(length), std::numeric_limits<T>::lowest());
+        across.resize(static_cast<size_t>(length));
+        // Plain pointers from here on: in a shared library every use of a thread_local is a call.
+        T* const padded_row = padded.data();
+        T* const maxima = across.data();
+        const int64_t starts = (w.out - 1) * w.stride + 1;
+        T* row = padded_row + w.pad_begin;
+        for (int64_t p = begin; p < end; ++p) {
+            const T* in = px + p * h.in * w.in;
+            T* out = py + p * h.out * w.out;
+            for (int64_t oh = 0; oh < h.out; ++oh) {
+                const Taps t = rows_of[oh];
+                const int64_t ih0 = oh * h.stride - h.pad_begin;
+                if (t.first >= t.last) {
+                    std::fill(row, row + w.in, std::numeric_limits<T>::lowest());
+                } else {
+                    std::copy_n(in + (ih0 + t.first) * w.in, w.in, row);
+                    for (int64_t kh = t.first + 1; kh < t.last; ++kh)
+                        elementwise_max(row, in + (ih0 + kh) * w.in, w.in);
+                }
+                // The maximum of every window start, stride 1, in elementwise passes, then every
+                // stride-th of them.
+                std::copy_n(padded_row, starts, maxima);
+                for (int64_t kw = 1; kw < w.kernel; ++kw) elementwise_max(maxima, padded_row + kw, starts);
+                T* dst = out + oh * w.out;
+                for (int64_t ow = 0; ow < w.out; ++ow) dst[ow] = maxima[ow * w.stride];
+            }
+        }
+    });
 }
 
 // T is float for AveragePool and for MaxPool of floats (f16/bf16 convert at the boundary), or
@@ -149,6 +200,9 @@ void pool_kernel(KernelContext& ctx) {
     }
     if constexpr (kMax && std::is_same_v<T, float>)
         if (!indices && max_pool_2d_rows(px, py, planes, a, axis_taps[1])) return;
+    if constexpr (kMax && sizeof(T) == 1)
+        if (!indices && a[0].in == 1 && a[0].kernel == 1 && a[1].dilation == 1 && a[2].dilation == 1)
+            return max_pool_2d_rows_integer(px, py, planes, a, axis_taps[1]);
     const int64_t in_size = a[0].in * a[1].in * a[2].in, out_size = a[0].out * a[1].out * a[2].out;
     const int64_t work = out_size * a[0].kernel * a[1].kernel * a[2].kernel;
     parallel_for(planes, grain_for(work), [&](int64_t begin, int64_t end) {
