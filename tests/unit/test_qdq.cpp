@@ -338,6 +338,50 @@ TEST_CASE("QDQ max pools of one grid pool the bytes", "[int8][qdq]") {
             }
 }
 
+// A QDQ Gemm by a weight (a classifier: transB = 1, W [N, K] dequantized per output row, a
+// bias): one MatMulIntegerToFloat on the packed kernel, W transposed once, with the float
+// reading's result to float rounding; with transB = 0 and no bias likewise.
+TEST_CASE("QDQ Gemms by a weight run as integer products", "[int8][qdq]") {
+    constexpr int64_t m = 3, k = 40, n = 12;
+    const float sa = 0.03f;
+    const uint8_t za = 125;
+    std::mt19937 rng(51);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> xs(m * k), bias(n), sw(n);
+    for (float& v : xs) v = normal(rng);
+    for (int64_t j = 0; j < n; ++j) bias[j] = 0.1f * static_cast<float>(j) - 0.5f, sw[j] = 0.002f + 0.0003f * static_cast<float>(j);
+    const Tensor wq = random_ints<int8_t>({n, k}, -127, 127, 52);  // [N, K]
+    const std::vector<int8_t> ws = wq.to_vector<int8_t>();
+    for (const bool trans_b : {true, false}) {
+        INFO((trans_b ? "transB = 1, bias" : "transB = 0, no bias"));
+        std::vector<int8_t> stored = ws;  // [K, N] when not transposed
+        if (!trans_b)
+            for (int64_t j = 0; j < n; ++j)
+                for (int64_t i = 0; i < k; ++i) stored[static_cast<size_t>(i * n + j)] = ws[static_cast<size_t>(j * k + i)];
+        GraphBuilder b("qdq_gemm");
+        const Value x = b.input("x", DType::f32, {m, k});
+        const Value weight = b.op1("DequantizeLinear",
+                                   {b.constant(Tensor::from_vector(stored, trans_b ? Shape{n, k} : Shape{k, n})),
+                                    b.constant(Tensor::from_vector(sw, {n})),
+                                    b.constant(Tensor::from_vector(std::vector<int8_t>(n, 0), {n}))},
+                                   {{"axis", int64_t{trans_b ? 0 : 1}}});
+        std::vector<Value> operands{fake_quantize(b, x, sa, za), weight};
+        if (trans_b) operands.push_back(b.constant(Tensor::from_vector(bias, {n})));
+        b.output("y", b.op1("Gemm", operands, {{"transB", int64_t{trans_b}}}));
+        Session session(b.build());
+        const std::vector<float> got = session.run({{"x", Tensor::from_vector(xs, {m, k})}})["y"].to_vector<float>();
+        CHECK(count_op(session.placement(), "MatMulIntegerToFloat") == 1);
+        CHECK(count_op(session.placement(), "Gemm") == 0);
+        for (int64_t r = 0; r < m; ++r)
+            for (int64_t j = 0; j < n; ++j) {
+                double want = trans_b ? bias[j] : 0.0;
+                for (int64_t i = 0; i < k; ++i)
+                    want += grid_steps(xs[r * k + i], sa, za) * sa * ws[static_cast<size_t>(j * k + i)] * sw[j];
+                REQUIRE(got[static_cast<size_t>(r * n + j)] == Approx(want).margin(1e-4));
+            }
+    }
+}
+
 // The fused integer ops a pass makes can also be written by hand (GraphBuilder); wrong operands
 // are errors that name what was wrong, and building and running a good graph afterwards works.
 TEST_CASE("MatMulIntegerToFloat and ConvIntegerToFloat with wrong operands are clear errors", "[qdq][errors]") {

@@ -14,13 +14,16 @@
 // likewise becomes one ConvIntegerToFloat, or one QLinearConv where only a QuantizeLinear reads
 // its result, an Add of two DequantizeLinear outputs that a QuantizeLinear reads (a residual
 // connection) one QuantizedAdd, and a MaxPool between a DequantizeLinear and a QuantizeLinear of
-// one grid a MaxPool of the bytes. Elsewhere the QDQ graph runs in float as written.
+// one grid a MaxPool of the bytes; a Gemm by a weight becomes a MatMulIntegerToFloat too.
+// Elsewhere the QDQ graph runs in float as written.
 #include "core/ops/op_schema.hpp"
 #include "core/passes/pattern.hpp"
 #include "core/passes/pipeline.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace infer::detail {
 
@@ -264,11 +267,58 @@ bool integer_qdq_max_pool(Rewriter& rewriter, const PassContext& context, const 
     return rewriter.replace({n, q}, {"MaxPool", node.name, {x->quantized}, {quantize.outputs[0]}, node.attributes});
 }
 
+// Gemm(DQ(a_q), DQ(W_q constant), C?) with alpha = beta = 1 and A untransposed (a classifier's
+// in a QDQ file): the MatMul form, MatMulIntegerToFloat, with W transposed here once where
+// transB = 1 (W [N, K] to [K, N], its scales and zero points per output still) and C, a row of
+// N, as its bias. Without C the output grid after it is taken in too (MatMulIntegerToFloat adds
+// its bias after that grid, Gemm's C is inside it).
+bool integer_qdq_gemm(Rewriter& rewriter, const PassContext& context, const Pattern& p, int n) {
+    const NodeIR& node = p.node(n);
+    const Attributes& attrs = node.attributes;
+    if (attrs.get_float("alpha", 1.0f) != 1.0f || attrs.get_float("beta", 1.0f) != 1.0f || attrs.get_int("transA", 0) != 0)
+        return false;
+    const bool transposed = attrs.get_int("transB", 0) != 0;
+    const OpId dequantize = op_id("DequantizeLinear");
+    const auto a = dequantized(p, node.inputs[0], dequantize);
+    const auto w = dequantized(p, node.inputs[1], dequantize, transposed ? 0 : 1);
+    if (!a || !w || a->scale->numel() != 1) return false;
+    const Tensor* weight = p.constant(w->quantized);
+    if (!weight || weight->shape().rank() != 2) return false;
+    const DType a_type = p.type(a->quantized).dtype;
+    if (!context.target.kernels().find("MatMulIntegerToFloat", a_type)) return false;
+    const int64_t columns = weight->shape()[transposed ? 0 : 1], depth = weight->shape()[transposed ? 1 : 0];
+    if (w->scale->numel() != 1 && w->scale->numel() != columns) return false;
+    const bool has_bias = node.inputs.size() > 2 && node.inputs[2] >= 0;
+    if (has_bias) {
+        const TensorType& bias = p.type(node.inputs[2]);
+        if (bias.dtype != DType::f32 || !bias.shape || bias.shape->rank() != 1 || (*bias.shape)[0] != columns) return false;
+    }
+    int b = p.through_identity(w->quantized);
+    if (transposed) {  // [N, K] to [K, N]
+        const auto transpose = [&](auto element) {
+            using T = decltype(element);
+            const T* from = weight->data<T>();
+            std::vector<T> to(static_cast<size_t>(weight->numel()));
+            for (int64_t row = 0; row < columns; ++row)
+                for (int64_t k = 0; k < depth; ++k) to[static_cast<size_t>(k * columns + row)] = from[row * depth + k];
+            return Tensor::from_vector(to, Shape{depth, columns});
+        };
+        b = rewriter.add_constant(node.name + "/weight_transposed",
+                                  weight->dtype() == DType::i8 ? transpose(int8_t{}) : transpose(uint8_t{}));
+    }
+    std::vector<int> nodes{n};
+    std::vector<int> inputs{a->quantized, b, combined_scale(rewriter, node.name, *a, *w, columns), a->zero, w->zero,
+                            has_bias ? node.inputs[2] : -1};
+    const int result = has_bias ? node.outputs[0] : absorb_output_grid(p, node.outputs[0], nodes, inputs);
+    while (inputs.back() < 0) inputs.pop_back();
+    return rewriter.replace(nodes, {"MatMulIntegerToFloat", node.name, inputs, {result}, {}});
+}
+
 }  // namespace
 
 void integer_qdq_products(Rewriter& rewriter, const PassContext& context) {
-    const OpId matmul = op_id("MatMul"), conv = op_id("Conv"), add = op_id("Add"), max_pool = op_id("MaxPool"),
-               dequantize = op_id("DequantizeLinear");
+    const OpId matmul = op_id("MatMul"), gemm = op_id("Gemm"), conv = op_id("Conv"), add = op_id("Add"),
+               max_pool = op_id("MaxPool"), dequantize = op_id("DequantizeLinear");
     const Pattern p(rewriter);
     for (size_t i = 0; i < p.graph().nodes.size(); ++i) {
         const int m = static_cast<int>(i);
@@ -282,6 +332,10 @@ void integer_qdq_products(Rewriter& rewriter, const PassContext& context) {
         }
         if (p.is(m, max_pool)) {
             integer_qdq_max_pool(rewriter, context, p, m);
+            continue;
+        }
+        if (p.is(m, gemm)) {
+            integer_qdq_gemm(rewriter, context, p, m);
             continue;
         }
         if (!p.is(m, matmul)) continue;
