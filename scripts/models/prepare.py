@@ -764,21 +764,37 @@ def write_generation_references(out, model_class="GPT2LMHeadModel"):
     first_new = 1 if encoder_decoder else longest  # after the decoder's start token, or the prompt
 
     def generate(eos, **kwargs):
+        """The new tokens per sequence, and for greedy search each chosen token's lead over the
+        runner-up in units of that step's score spread (standard deviation over the vocabulary,
+        scores after the repetition penalty): where that lead is tiny, f16's rounding may pick
+        the runner-up, and every later token differs."""
         with torch.no_grad():
-            made = model.generate(input_ids=ids, attention_mask=mask, do_sample=False, pad_token_id=pad,
-                                  eos_token_id=eos, **kwargs)[:, first_new:].tolist()
+            out = model.generate(input_ids=ids, attention_mask=mask, do_sample=False, pad_token_id=pad,
+                                 eos_token_id=eos, output_scores=True, return_dict_in_generate=True, **kwargs)
+        made = out.sequences[:, first_new:].tolist()
         if eos is not None:  # generate() pads after the end of text
             made = [row[:row.index(eos) + 1] if eos in row else row for row in made]
-        return made
+        leads = None
+        if kwargs.get("num_beams", 1) == 1:
+            leads = [[] for _ in made]
+            for step in out.scores:
+                scores = step.double()
+                top = torch.topk(scores, 2, dim=-1).values
+                for b, row in enumerate(made):
+                    if len(leads[b]) < len(row):
+                        finite = scores[b][torch.isfinite(scores[b])]
+                        leads[b].append(float((top[b, 0] - top[b, 1]) / finite.std().clamp(min=1e-30)))
+        return made, leads
 
-    stream = generate(None, max_new_tokens=64)[0]
+    stream = generate(None, max_new_tokens=64)[0][0]
     eos = next((token for i, token in enumerate(stream) if i >= 8 and token not in stream[:i]), stream[-1])
     model.config.eos_token_id = eos
     model.config.save_pretrained(str(out))
     cases = []
     for case in GENERATION_CASES:
         options = {key: value for key, value in case.items() if key != "name"}
-        cases.append(dict(case, tokens=generate(eos, **options)))
+        tokens, leads = generate(eos, **options)
+        cases.append(dict(case, tokens=tokens, **({"leads": leads} if leads is not None else {})))
     (out / "generation.json").write_text(json.dumps({"prompts": prompts, "eos_token_id": eos, "pad_token_id": pad,
                                                      "cases": cases}, indent=1) + "\n")
     side = "right" if encoder_decoder else "left"
