@@ -384,7 +384,7 @@ TEST_CASE("QDQ Gemms by a weight run as integer products", "[int8][qdq]") {
 
 // The fused integer ops a pass makes can also be written by hand (GraphBuilder); wrong operands
 // are errors that name what was wrong, and building and running a good graph afterwards works.
-TEST_CASE("MatMulIntegerToFloat and ConvIntegerToFloat with wrong operands are clear errors", "[qdq][errors]") {
+TEST_CASE("MatMulIntegerToFloat, ConvIntegerToFloat and QuantizedAdd with wrong operands are clear errors", "[qdq][errors]") {
     const auto expect_error = [](const std::string& op, const std::vector<Tensor>& inputs, const std::string& says) {
         GraphBuilder b("bad_" + op);
         std::vector<Value> values;
@@ -406,9 +406,27 @@ TEST_CASE("MatMulIntegerToFloat and ConvIntegerToFloat with wrong operands are c
     expect_error("ConvIntegerToFloat",
                  {x_u8, k_i8, scalar(0.1f), scalar(uint8_t{1}), scalar(int8_t{0}), Tensor::from_vector(std::vector<float>(5, 0.0f), {5})},
                  "the bias must be a row of 3 output channels");
+    // QuantizedAdd: operands of two dtypes, a scale of several values, shapes that do not broadcast.
+    const Tensor b_u8 = random_ints<uint8_t>({2, 8}, 0, 255, 5);
+    const Tensor b_i8 = random_ints<int8_t>({2, 8}, -128, 127, 6), c_u8 = random_ints<uint8_t>({3, 8}, 0, 255, 7);
+    expect_error("QuantizedAdd", {a_u8, scalar(0.1f), scalar(uint8_t{1}), b_i8, scalar(0.1f), scalar(int8_t{0}), scalar(0.2f),
+                                  scalar(uint8_t{3})},
+                 "A and B must both be u8 or both i8");
+    expect_error("QuantizedAdd", {a_u8, Tensor::from_vector(std::vector<float>{0.1f, 0.2f}, {2}), scalar(uint8_t{1}), b_u8,
+                                  scalar(0.1f), scalar(uint8_t{0}), scalar(0.2f), scalar(uint8_t{3})},
+                 "the scales must be one f32 value each");
+    expect_error("QuantizedAdd", {a_u8, scalar(0.1f), scalar(uint8_t{1}), c_u8, scalar(0.1f), scalar(uint8_t{0}), scalar(0.2f),
+                                  scalar(uint8_t{3})},
+                 "do not broadcast");
 
     GraphBuilder good("good");
     good.output("y", good.op1("MatMulIntegerToFloat", {good.constant(a_u8), good.constant(w_i8), good.constant(scalar(0.5f))}));
+    good.output("sum", good.op1("QuantizedAdd", {good.constant(a_u8), good.constant(scalar(0.1f)), good.constant(scalar(uint8_t{1})),
+                                                good.constant(b_u8), good.constant(scalar(0.1f)), good.constant(scalar(uint8_t{0})),
+                                                good.constant(scalar(0.2f)), good.constant(scalar(uint8_t{3}))}));
     Session session(good.build());
-    CHECK(session.run({})["y"].shape() == Shape({2, 4}));
+    const Batch out = session.run({});
+    CHECK(out["y"].shape() == Shape({2, 4}));
+    CHECK(out["sum"].shape() == Shape({2, 8}));
+    CHECK(out["sum"].dtype() == DType::u8);
 }

@@ -20,8 +20,11 @@
 #include "core/passes/pattern.hpp"
 #include "core/passes/pipeline.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
+#include <utility>
 #include <optional>
 #include <vector>
 
@@ -317,25 +320,18 @@ bool integer_qdq_gemm(Rewriter& rewriter, const PassContext& context, const Patt
 }  // namespace
 
 void integer_qdq_products(Rewriter& rewriter, const PassContext& context) {
-    const OpId matmul = op_id("MatMul"), gemm = op_id("Gemm"), conv = op_id("Conv"), add = op_id("Add"),
-               max_pool = op_id("MaxPool"), dequantize = op_id("DequantizeLinear");
+    const OpId matmul = op_id("MatMul"), dequantize = op_id("DequantizeLinear");
+    using Rewrite = bool (*)(Rewriter&, const PassContext&, const Pattern&, int);
+    const std::pair<OpId, Rewrite> rewrites[] = {{op_id("Conv"), integer_qdq_conv},
+                                                 {op_id("Add"), integer_qdq_add},
+                                                 {op_id("MaxPool"), integer_qdq_max_pool},
+                                                 {op_id("Gemm"), integer_qdq_gemm}};
     const Pattern p(rewriter);
     for (size_t i = 0; i < p.graph().nodes.size(); ++i) {
         const int m = static_cast<int>(i);
-        if (p.is(m, conv)) {
-            integer_qdq_conv(rewriter, context, p, m);
-            continue;
-        }
-        if (p.is(m, add)) {
-            integer_qdq_add(rewriter, context, p, m);
-            continue;
-        }
-        if (p.is(m, max_pool)) {
-            integer_qdq_max_pool(rewriter, context, p, m);
-            continue;
-        }
-        if (p.is(m, gemm)) {
-            integer_qdq_gemm(rewriter, context, p, m);
+        const auto rewrite = std::find_if(std::begin(rewrites), std::end(rewrites), [&](const auto& r) { return p.is(m, r.first); });
+        if (rewrite != std::end(rewrites)) {
+            rewrite->second(rewriter, context, p, m);
             continue;
         }
         if (!p.is(m, matmul)) continue;

@@ -488,6 +488,22 @@ private:
             if (e.out_dtype == DType::u8) return e.write(row0, rows, col0, cols, acc, ld, static_cast<uint8_t*>(e.out));
             e.write(row0, rows, col0, cols, acc, ld, static_cast<int8_t*>(e.out));
         }
+        // The zero points' share of 16 channels' sums, taken off as Σ(x - zx)(w - zw) needs:
+        // k·zx·zw - zx·Σw (plus an i32 bias) is the same for every row, -zw·Σx per row.
+        struct ZeroPointCorrection {
+            __m512i zw, fixed;
+            __attribute__((target("avx512f"))) __m512i apply(__m512i sums, int32_t row_sum) const {
+                return _mm512_sub_epi32(_mm512_add_epi32(sums, fixed), _mm512_mullo_epi32(zw, _mm512_set1_epi32(row_sum)));
+            }
+        };
+        __attribute__((target("avx512f"))) ZeroPointCorrection correction_of(__mmask16 mask, int64_t channel,
+                                                                            __m512i bias_v) const {
+            const __m512i zw = _mm512_maskz_loadu_epi32(mask, w_zero + channel);
+            const __m512i column_sum = _mm512_maskz_loadu_epi32(mask, column_sums + channel);
+            const __m512i fixed = _mm512_sub_epi32(_mm512_mullo_epi32(_mm512_set1_epi32(static_cast<int32_t>(k * x_zero)), zw),
+                                                   _mm512_mullo_epi32(_mm512_set1_epi32(x_zero), column_sum));
+            return {zw, _mm512_add_epi32(fixed, bias_v)};
+        }
         // The tile's rows are output positions and its columns channels, Y channel-major: each
         // row's 16 channels at a time corrected, scaled and biased in vectors, then the block of
         // rows turned into columns eight channels at a time (8x8 transposes) and each channel's
@@ -496,20 +512,14 @@ private:
         __attribute__((target("avx512f,avx512vl,avx2"))) void write_float_avx512(int64_t row0, int64_t rows, int64_t col0,
                                                                         int64_t cols, const int32_t* acc, int64_t ld) const {
             alignas(64) float values[8][kInt8TileColumns];  // rows past `rows` are never stored
-            const __m512i x_zero_v = _mm512_set1_epi32(x_zero), k_x_zero = _mm512_set1_epi32(static_cast<int32_t>(k * x_zero));
             for (int64_t c = 0; c < cols; c += 16) {
                 const auto mask = static_cast<__mmask16>(cols - c >= 16 ? 0xFFFF : (1u << (cols - c)) - 1u);
                 const int64_t channel = col0 + c;
-                const __m512i column_sum = _mm512_maskz_loadu_epi32(mask, column_sums + channel);
-                const __m512i zw = _mm512_maskz_loadu_epi32(mask, w_zero + channel);
                 const __m512 scale = _mm512_maskz_loadu_ps(mask, scales + channel);
                 const __m512 bias_v = _mm512_maskz_loadu_ps(mask, float_bias + channel);
-                // Per channel: k·zx·zw - zx·Σw, the same for every row.
-                const __m512i fixed = _mm512_sub_epi32(_mm512_mullo_epi32(k_x_zero, zw), _mm512_mullo_epi32(x_zero_v, column_sum));
+                const ZeroPointCorrection correction = correction_of(mask, channel, _mm512_setzero_si512());
                 for (int64_t r = 0; r < rows; ++r) {
-                    const __m512i row_part = _mm512_mullo_epi32(zw, _mm512_set1_epi32(row_sums[row0 + r]));
-                    const __m512i sums = _mm512_sub_epi32(
-                        _mm512_add_epi32(_mm512_maskz_loadu_epi32(mask, acc + r * ld + c), fixed), row_part);
+                    const __m512i sums = correction.apply(_mm512_maskz_loadu_epi32(mask, acc + r * ld + c), row_sums[row0 + r]);
                     __m512 value = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), scale, bias_v);
                     if (y_grid) {  // YGrid::round in 16 lanes: the same division, rounding and clamp
                         const __m512 step = _mm512_set1_ps(y_grid->scale), zero = _mm512_set1_ps(y_grid->zero);
@@ -548,23 +558,16 @@ private:
             const __m512 zero_narrow = _mm512_set1_ps(static_cast<float>(y_zero)), half = _mm512_set1_ps(0.5f),
                          margin = _mm512_set1_ps(0x1p-20f);
             const __m512i exact_limit = _mm512_set1_epi32(1 << 24);
-            const __m512i x_zero_v = _mm512_set1_epi32(x_zero), k_x_zero = _mm512_set1_epi32(static_cast<int32_t>(k * x_zero));
             for (int64_t c = 0; c < cols; c += 16) {
                 const auto mask = static_cast<__mmask16>(cols - c >= 16 ? 0xFFFF : (1u << (cols - c)) - 1u);
                 const int64_t channel = col0 + c;
-                const __m512i column_sum = _mm512_maskz_loadu_epi32(mask, column_sums + channel);
-                const __m512i zw = _mm512_maskz_loadu_epi32(mask, w_zero + channel);
-                const __m512i bias_v = bias ? _mm512_maskz_loadu_epi32(mask, bias + channel) : _mm512_setzero_si512();
+                const ZeroPointCorrection correction =
+                    correction_of(mask, channel, bias ? _mm512_maskz_loadu_epi32(mask, bias + channel) : _mm512_setzero_si512());
                 const __m512d low_multiplier = _mm512_maskz_loadu_pd(static_cast<__mmask8>(mask), multipliers + channel);
                 const __m512d high_multiplier = _mm512_maskz_loadu_pd(static_cast<__mmask8>(mask >> 8), multipliers + channel + 8);
                 const __m512 narrow_multiplier = _mm512_maskz_loadu_ps(mask, narrow_multipliers + channel);
-                // Per channel: k·zx·zw - zx·Σw + bias, the same for every row.
-                const __m512i fixed = _mm512_add_epi32(
-                    _mm512_sub_epi32(_mm512_mullo_epi32(k_x_zero, zw), _mm512_mullo_epi32(x_zero_v, column_sum)), bias_v);
                 for (int64_t r = 0; r < rows; ++r) {
-                    const __m512i row_part = _mm512_mullo_epi32(zw, _mm512_set1_epi32(row_sums[row0 + r]));
-                    const __m512i sums = _mm512_sub_epi32(
-                        _mm512_add_epi32(_mm512_maskz_loadu_epi32(mask, acc + r * ld + c), fixed), row_part);
+                    const __m512i sums = correction.apply(_mm512_maskz_loadu_epi32(mask, acc + r * ld + c), row_sums[row0 + r]);
                     const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(sums), narrow_multiplier);
                     const __m512 rounded = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
                     const __m512 from_half = _mm512_sub_ps(half, _mm512_abs_ps(_mm512_sub_ps(t, rounded)));
