@@ -1,7 +1,11 @@
 // A small work-sharing pool: each parallel_for posts one job; the caller and idle workers take
 // chunks of it from an atomic counter until none are left. A model runs hundreds of small
 // kernels in a row, and waking a sleeping thread (a futex call) costs about as much as a small
-// kernel, so idle workers and a waiting caller spin for a moment before they sleep.
+// kernel, so idle workers and a waiting caller spin for a moment before they sleep. For the
+// same reason the job queue is guarded by a spin lock, not a mutex: every spinning worker sees
+// a new job at once and reaches for the queue together, and a contended mutex would put all
+// but one to sleep and hand it on one futex wake-up at a time, so that with 16 threads the last
+// worker joined tens of microseconds late, after the caller had done most of a small kernel.
 #include "backends/cpu/kernels/parallel.hpp"
 
 #include <algorithm>
@@ -44,6 +48,19 @@ bool spin_until(Ready ready) {
     }
 }
 
+// Held for a deque push or pop only, so a thread waiting for it spins.
+class SpinLock {
+public:
+    void lock() {
+        while (held_.exchange(true, std::memory_order_acquire))
+            while (held_.load(std::memory_order_relaxed)) cpu_relax();
+    }
+    void unlock() { held_.store(false, std::memory_order_release); }
+
+private:
+    std::atomic<bool> held_{false};
+};
+
 struct Job {
     RangeBody run;
     void* body;
@@ -81,9 +98,9 @@ public:
         for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { serve(); });
     }
     ~ThreadPool() {
+        stopping_.store(true);
         {
-            std::lock_guard lock(mutex_);
-            stopping_ = true;
+            std::lock_guard lock(sleep_mutex_);  // so that no worker between its check and its wait misses it
         }
         wake_.notify_all();
         for (auto& w : workers_) w.join();
@@ -99,14 +116,11 @@ public:
         job->chunks = (count + job->chunk - 1) / job->chunk;
         const int64_t helpers = std::min<int64_t>(job->chunks - 1, threads_ - 1);
         {
-            std::lock_guard lock(mutex_);
+            std::lock_guard lock(queue_lock_);
             for (int64_t i = 0; i < helpers; ++i) queue_.push_back(job);
-            queued_.fetch_add(helpers, std::memory_order_release);
+            queued_.fetch_add(helpers);  // sequentially consistent with the sleepers_ load below
         }
-        if (helpers == 1)
-            wake_.notify_one();
-        else
-            wake_.notify_all();
+        wake_sleepers(helpers);
         job->work();
         spin_until([&] { return job->finished.load(std::memory_order_acquire) == job->chunks; });
         std::unique_lock lock(job->mutex);
@@ -115,31 +129,56 @@ public:
     }
 
 private:
+    // A worker counts itself in sleepers_ before it looks at queued_ a last time, and run()
+    // counts its job in queued_ before it looks at sleepers_; both in the one sequentially
+    // consistent order, so either the worker sees the job or run() sees the sleeper and wakes it
+    // (taking sleep_mutex_ first, so the worker is inside its wait, not between check and wait).
+    void wake_sleepers(int64_t helpers) {
+        if (helpers <= 0 || sleepers_.load() == 0) return;
+        {
+            std::lock_guard lock(sleep_mutex_);
+        }
+        if (helpers == 1)
+            wake_.notify_one();
+        else
+            wake_.notify_all();
+    }
+
+    bool has_work() const { return queued_.load(std::memory_order_acquire) > 0 || stopping_.load(); }
+
     void serve() {
         t_inside_pool = true;
         for (;;) {
-            spin_until([&] { return queued_.load(std::memory_order_acquire) > 0 || stopping_.load(); });
+            if (!spin_until([&] { return has_work(); })) {
+                std::unique_lock lock(sleep_mutex_);
+                sleepers_.fetch_add(1);
+                wake_.wait(lock, [&] { return has_work(); });
+                sleepers_.fetch_sub(1);
+            }
+            if (stopping_.load()) return;
             std::shared_ptr<Job> job;
             {
-                std::unique_lock lock(mutex_);
-                wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-                if (queue_.empty()) return;
-                job = std::move(queue_.front());
-                queue_.pop_front();
-                queued_.fetch_sub(1, std::memory_order_relaxed);
+                std::lock_guard lock(queue_lock_);
+                if (!queue_.empty()) {
+                    job = std::move(queue_.front());
+                    queue_.pop_front();
+                    queued_.fetch_sub(1, std::memory_order_relaxed);
+                }
             }
-            job->work();
+            if (job) job->work();
         }
     }
 
     int threads_;
-    std::mutex mutex_;
-    std::condition_variable wake_;
+    SpinLock queue_lock_;
     std::deque<std::shared_ptr<Job>> queue_;
-    // Atomic so that spinning workers can poll it; set under mutex_ so that no sleeper misses it.
-    std::atomic<bool> stopping_{false};
-    // queue_.size(), for spinning workers to poll without taking mutex_.
+    // queue_.size(), for spinning workers to poll without the lock.
     std::atomic<int64_t> queued_{0};
+    std::atomic<bool> stopping_{false};
+    // Sleeping workers wait here; run() takes the mutex only when sleepers_ says one sleeps.
+    std::mutex sleep_mutex_;
+    std::condition_variable wake_;
+    std::atomic<int> sleepers_{0};
     std::vector<std::thread> workers_;
 };
 
