@@ -138,14 +138,18 @@ bool split_weight_rows(int64_t m, int64_t n, int64_t k, float beta, float* c, in
             sweep(k0, k1, partial.data() + t * m * n);
         }
     });
-    for (int64_t i = 0; i < m; ++i) {
-        float* row = c + i * ldc;
-        for (int64_t j = 0; j < n; ++j) {
-            float sum = beta == 0.0f ? 0.0f : beta * row[j];
-            for (int64_t t = 0; t < tasks; ++t) sum += partial[static_cast<size_t>((t * m + i) * n + j)];
-            row[j] = sum;
+    // The partials' sum, over the pool by column blocks: for a vocabulary head on 16 threads it
+    // reads 2 MB of partials, a tenth of the product's time if one thread did it.
+    parallel_for(n, grain_for(m * tasks), [&](int64_t j0, int64_t j1) {
+        for (int64_t i = 0; i < m; ++i) {
+            float* row = c + i * ldc;
+            for (int64_t j = j0; j < j1; ++j) {
+                float sum = beta == 0.0f ? 0.0f : beta * row[j];
+                for (int64_t t = 0; t < tasks; ++t) sum += partial[static_cast<size_t>((t * m + i) * n + j)];
+                row[j] = sum;
+            }
         }
-    }
+    });
     return true;
 }
 
