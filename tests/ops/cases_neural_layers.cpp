@@ -81,6 +81,38 @@ std::vector<Case> neural_layers_cases() {
              }}));
     }
 
+    // RMSNormalization: rows a GPU block or an AVX2 loop takes whole and with a tail, several
+    // normalized axes, a scale that broadcasts over them, and a mean far from zero.
+    struct RmsSpec { Shape in; int64_t axis; Shape scale; float epsilon; double offset; };
+    for (const auto& s : std::vector<RmsSpec>{{{2, 3, 17}, -1, {17}, 1e-6f, 0.0},
+                                              {{2, 3, 4}, -2, {3, 4}, 1e-5f, 0.0},
+                                              {{2, 5, 7}, 1, {7}, 1e-5f, 0.0},
+                                              {{4, 512}, -1, {512}, 1e-6f, 0.0},
+                                              {{3, 1, 300}, 2, {300}, 1e-3f, 0.0},
+                                              {{2, 768}, -1, {768}, 1e-6f, 50.0}}) {
+        InputSpec input = x("X", s.in);
+        input.offset = s.offset;
+        c.push_back(accumulating(
+            {"RMSNormalization",
+             s.in.to_string() + " axis " + std::to_string(s.axis) + " scale " + s.scale.to_string() +
+                 (s.offset != 0 ? " mean 50" : ""),
+             {input, x("Scale", s.scale)}, node("RMSNormalization", {{"axis", s.axis}, {"epsilon", s.epsilon}}),
+             [s](const auto& v, DType) { return std::vector{ref::rms_norm(v[0], v[1], s.axis, s.epsilon)}; }}));
+    }
+
+    // RMSNormalization as the f16/bf16 lowering leaves it (fold_norm_casts): X and Y (y_dtype) in
+    // the low type or f32, the scale in f32.
+    for (const DType low : {DType::f16, DType::bf16})
+        for (const bool low_x : {true, false}) {
+            const std::string name(infer::dtype_name(low));
+            Case folded{"RMSNormalization", (low_x ? name : std::string("f32")) + " X, f32 scale, " + name + " Y",
+                        {low_x ? typed(x("X", {3, 2, 72}), low) : x("X", {3, 2, 72}), x("Scale", {72})},
+                        node("RMSNormalization", {{"epsilon", 1e-6f}, {"y_dtype", name}}),
+                        [](const auto& v, DType) { return std::vector{ref::rms_norm(v[0], v[1], -1, 1e-6)}; }};
+            folded.dtypes = {DType::f32};
+            c.push_back(accumulating(folded));
+        }
+
     for (const Shape& in : {Shape{2, 3, 4, 5}, Shape{1, 17, 3}, Shape{4, 5}, Shape{2, 32, 17, 17}}) {
         const Shape ch{in[1]};
         c.push_back({"BatchNormalization", in.to_string(),

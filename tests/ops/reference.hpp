@@ -64,6 +64,8 @@ RefTensor softmax(const RefTensor& x, int64_t axis);
 // Outputs Y, Mean, InvStdDev, the last two with the normalized axes kept as 1.
 std::vector<RefTensor> layer_norm(const RefTensor& x, const RefTensor& scale,
                                   const RefTensor* bias, int64_t axis, double epsilon);
+// X / sqrt(mean(X²) + epsilon) * scale over X[axis:], scale broadcast to X[axis:].
+RefTensor rms_norm(const RefTensor& x, const RefTensor& scale, int64_t axis, double epsilon);
 RefTensor batch_norm(const RefTensor& x, const RefTensor& scale, const RefTensor& bias,
                      const RefTensor& mean, const RefTensor& var, double epsilon);
 // Conv and pool window parameters, as the ONNX attributes give them (empty = default).

@@ -53,6 +53,21 @@ std::vector<RefTensor> layer_norm(const RefTensor& x, const RefTensor& scale,
     return {y, mean, inv_std};
 }
 
+RefTensor rms_norm(const RefTensor& x, const RefTensor& scale, int64_t axis, double epsilon) {
+    const auto a = static_cast<size_t>(normalize_axis(axis, static_cast<int64_t>(x.shape.rank())));
+    const infer::Shape inner_shape(Dims(x.shape.begin() + static_cast<int64_t>(a), x.shape.end()));
+    const int64_t inner = numel(inner_shape), outer = numel(x.shape) / inner;
+    RefTensor y{x.shape, {}};
+    for (int64_t o = 0; o < outer; ++o) {
+        const double* row = x.data.data() + o * inner;
+        double squares = 0;
+        for (int64_t j = 0; j < inner; ++j) squares += row[j] * row[j];
+        const double inv = 1.0 / std::sqrt(squares / static_cast<double>(inner) + epsilon);
+        for (int64_t j = 0; j < inner; ++j) y.data.push_back(row[j] * inv * broadcast_at(scale, unravel(j, inner_shape)));
+    }
+    return y;
+}
+
 RefTensor batch_norm(const RefTensor& x, const RefTensor& scale, const RefTensor& bias,
                      const RefTensor& mean, const RefTensor& var, double epsilon) {
     RefTensor out{x.shape, {}};

@@ -374,6 +374,94 @@ TEST_CASE("f16 and bf16 sessions fold the casts around a residual layer norm int
     }
 }
 
+namespace {
+
+// RMS normalization written out, in the spellings exporters use, of a computed x [2, 4, 16].
+Value rms_norm_spelled(GraphBuilder& b, Value x, Value weight, bool pow_and_reciprocal, bool weight_first) {
+    const Value square = pow_and_reciprocal ? b.op1("Pow", {x, scalar(b, 2.0f)}) : b.mul(x, x);
+    const Value mean = b.op1("ReduceMean", {square, b.constant_i64({-1})}, {{"keepdims", int64_t{1}}});
+    const Value rms = b.op1("Sqrt", {b.add(mean, scalar(b, 1e-6f))});
+    const Value normalized = pow_and_reciprocal ? b.mul(b.op1("Reciprocal", {rms}), x) : b.div(x, rms);
+    return weight_first ? b.mul(weight, normalized) : b.mul(normalized, weight);
+}
+
+}  // namespace
+
+TEST_CASE("RMS normalization written out fuses into one RMSNormalization with the same results", "[fusion]") {
+    const Tensor input = ramp({2, 4, 16}, 0.11f, -3.0f);
+    const std::vector<float> in = input.to_vector<float>(), w = ramp({16}, 0.03f, 0.7f).to_vector<float>();
+    for (const bool pow_and_reciprocal : {false, true}) {
+        for (const bool weight_first : {false, true}) {
+            INFO("Pow and Reciprocal " << pow_and_reciprocal << ", weight first " << weight_first);
+            GraphBuilder b;
+            auto x = b.relu(b.input("x", DType::f32, {2, 4, 16}));
+            b.output("y", rms_norm_spelled(b, x, b.constant(ramp({16}, 0.03f, 0.7f)), pow_and_reciprocal, weight_first));
+            Session session(b.build());
+            const std::vector<float> got = session.run({{"x", input}})["y"].to_vector<float>();
+            CHECK(count_op(session.placement(), "RMSNormalization") == 1);
+            CHECK(count_op(session.placement(), "ReduceMean") == 0);
+            REQUIRE(got.size() == in.size());
+            for (size_t row = 0; row < 8; ++row) {
+                double squares = 0;
+                for (size_t j = 0; j < 16; ++j) squares += std::pow(std::max(0.0, double(in[row * 16 + j])), 2);
+                const double inv = 1 / std::sqrt(squares / 16 + 1e-6);
+                for (size_t j = 0; j < 16; ++j)
+                    CHECK(got[row * 16 + j] == Approx(std::max(0.0, double(in[row * 16 + j])) * inv * w[j]).epsilon(1e-5).margin(1e-6));
+            }
+        }
+    }
+    SECTION("the mean square also a graph output, or a weight computed at run time: no fusion") {
+        for (const bool computed_weight : {false, true}) {
+            GraphBuilder b;
+            auto x = b.relu(b.input("x", DType::f32, {2, 4, 16}));
+            auto square = b.mul(x, x);
+            auto mean = b.op1("ReduceMean", {square, b.constant_i64({-1})}, {{"keepdims", int64_t{1}}});
+            auto normalized = b.div(x, b.op1("Sqrt", {b.add(mean, scalar(b, 1e-6f))}));
+            auto weight = computed_weight ? b.relu(b.constant(ramp({16}, 0.03f, 0.7f))) : b.constant(ramp({16}, 0.03f, 0.7f));
+            b.output("y", b.mul(normalized, weight));
+            if (!computed_weight) b.output("mean", mean);
+            Session session(b.build());
+            session.run({{"x", input}});
+            CHECK(count_op(session.placement(), "RMSNormalization") == 0);
+        }
+    }
+}
+
+TEST_CASE("RMSNormalization with a scale that does not fit X or a non-float X is a clear error", "[fusion][errors]") {
+    const auto graph = [](DType x_type, int64_t scale_length) {
+        GraphBuilder b;
+        auto x = b.input("x", x_type, {2, 16});
+        b.output("y", b.op1("RMSNormalization", {x, b.constant(ramp({scale_length}, 0.1f, 0.5f))}));
+        return b.build();
+    };
+    CHECK_THROWS_WITH(Session(graph(DType::f32, 15)), Catch::Contains("Scale [15] does not broadcast"));
+    CHECK_THROWS_WITH(Session(graph(DType::i32, 16)), Catch::Contains("must be floating-point"));
+    Session good(graph(DType::f32, 16));
+    CHECK(good.run({{"x", ramp({2, 16}, 0.2f, -1.0f)}})["y"].shape() == Shape{2, 16});
+}
+
+TEST_CASE("f16 and bf16 sessions fold the casts around an RMS normalization into it", "[fusion][precision]") {
+    GraphBuilder b;
+    auto x = b.input("x", DType::f32, {2, 4, 16});
+    auto h = b.matmul(x, b.constant(ramp({16, 16}, 0.01f, -0.8f)));
+    auto normed = rms_norm_spelled(b, b.add(x, h), b.constant(ramp({16}, 0.03f, 0.7f)), false, false);
+    b.output("y", b.matmul(normed, b.constant(ramp({16, 16}, 0.007f, -0.5f))));
+    const Graph graph = b.build();
+    const Batch input{{"x", ramp({2, 4, 16}, 0.11f, -3.0f)}};
+    const std::vector<float> reference = Session(graph).run(input)["y"].to_vector<float>();
+    for (const Precision precision : {Precision::f16, Precision::bf16}) {
+        INFO(precision_name(precision));
+        Session session(graph, {.precision = precision});
+        const std::vector<float> got = session.run(input)["y"].to_vector<float>();
+        CHECK(count_op(session.placement(), "RMSNormalization") == 1);
+        // x narrowed for the first product, that product widened for the residual Add, the
+        // output widened; the norm's own narrowing for the second product folded into it.
+        CHECK(count_op(session.placement(), "Cast") == 3);
+        REQUIRE(got.size() == reference.size());
+        for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(reference[i]).margin(3e-2).epsilon(2e-2));
+    }
+}
+
 // AddLayerNormalization's folded form (Skip and Y in f16/bf16 beside an f32 X) written by hand:
 // a Skip or y_dtype outside it is an error that says so, and the form itself builds and runs.
 TEST_CASE("AddLayerNormalization with a Skip or y_dtype outside the folded form is a clear error", "[fusion][errors]") {

@@ -1,5 +1,5 @@
-// LayerNormalization and BatchNormalization (inference). Statistics are computed in f32
-// whatever the storage type, as ONNX's stash_type=1 asks.
+// LayerNormalization, RMSNormalization and BatchNormalization (inference). Statistics are
+// computed in f32 whatever the storage type, as ONNX's stash_type=1 asks.
 #include "backends/cuda/block_reduce.cuh"
 #include "backends/cuda/copy.hpp"
 #include "backends/cuda/device_types.cuh"
@@ -13,16 +13,21 @@ namespace {
 
 // One block per row: mean, then variance around the mean (two passes, no cancellation), then
 // the normalized, scaled and shifted row. mean/inv_std may be null (outputs not requested).
-template <class T>
-__global__ void layer_norm_kernel(const T* x, const T* scale, const T* bias, T* y, T* mean_out,
+// Not Centered (RMSNormalization): the mean is taken as 0, and there is no bias; X, the scale (P)
+// and Y may then be of three float types (f16 X and Y beside an f32 scale after fold_norm_casts).
+template <class T, class P, class Y, bool Centered>
+__global__ void layer_norm_kernel(const T* x, const P* scale, const P* bias, Y* y, T* mean_out,
                                   T* inv_std_out, int64_t rows, int64_t cols, float epsilon) {
     __shared__ float scratch[32];
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const T* in = x + row * cols;
-        T* out = y + row * cols;
-        float sum = 0.0f;
-        for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) sum += load_float(in[i]);
-        const float mean = block_reduce(sum, SumOp{}, scratch) / static_cast<float>(cols);
+        Y* out = y + row * cols;
+        float mean = 0.0f;
+        if constexpr (Centered) {
+            float sum = 0.0f;
+            for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) sum += load_float(in[i]);
+            mean = block_reduce(sum, SumOp{}, scratch) / static_cast<float>(cols);
+        }
         float squares = 0.0f;
         for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) {
             const float d = load_float(in[i]) - mean;
@@ -33,7 +38,7 @@ __global__ void layer_norm_kernel(const T* x, const T* scale, const T* bias, T* 
         for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) {
             float v = (load_float(in[i]) - mean) * inv_std * load_float(scale[i]);
             if (bias) v += load_float(bias[i]);
-            out[i] = store<T>(static_cast<Compute<T>>(v));
+            out[i] = store<Y>(static_cast<Compute<Y>>(v));
         }
         if (threadIdx.x == 0) {
             if (mean_out) mean_out[row] = store<T>(static_cast<Compute<T>>(mean));
@@ -42,7 +47,10 @@ __global__ void layer_norm_kernel(const T* x, const T* scale, const T* bias, T* 
     }
 }
 
-void run_layer_norm(const Launch& l) {
+// LayerNormalization (Centered) or RMSNormalization: the same launch, RMSNormalization having
+// no bias and no statistics outputs.
+template <bool Centered>
+void run_normalization(const Launch& l) {
     const Tensor& x = l.ctx.input(0);
     const Shape& shape = x.shape();
     const size_t axis = shape.normalize_axis(l.ctx.attrs().get_int("axis", -1));
@@ -52,8 +60,7 @@ void run_layer_norm(const Launch& l) {
     for (size_t d = axis; d < shape.rank(); ++d) cols *= shape[d];
     const Shape normalized(std::vector<int64_t>(shape.dims().begin() + static_cast<long>(axis),
                                                 shape.dims().end()));
-    const size_t element_size = dtype_size(x.dtype());
-    const bool has_bias = l.ctx.has_input(2);
+    const bool has_bias = Centered && l.ctx.has_input(2);
 
     // Scale and bias may be broadcastable to the normalized shape rather than equal to it:
     // expand those into scratch so the kernel can index them like the row.
@@ -65,10 +72,12 @@ void run_layer_norm(const Launch& l) {
         return true;
     };
     const size_t expanded = (needs_expand(1) ? 1 : 0) + (has_bias && needs_expand(2) ? 1 : 0);
+    const size_t element_size = dtype_size(l.ctx.input(1).dtype());  // the scale's and the bias's
     char* scratch = expanded ? static_cast<char*>(l.ctx.workspace(expanded * cols * element_size))
                              : nullptr;
     const auto parameter = [&](size_t i) -> const void* {
         if (!needs_expand(i)) return l.in(i);
+        if (l.ctx.input(i).dtype() != l.ctx.input(1).dtype()) l.unsupported("scale and bias of different dtypes");
         void* target = scratch;
         scratch += cols * element_size;
         launch_strided_copy(l, element_size, target, normalized.contiguous_strides(), l.in(i),
@@ -88,14 +97,24 @@ void run_layer_norm(const Launch& l) {
     // Small rows get a small block, so that most threads have work.
     const int threads = static_cast<int>(std::clamp<int64_t>((cols + 31) / 32 * 32, 32, 256));
     const auto blocks = static_cast<unsigned>(std::min<int64_t>(rows, int64_t{1} << 20));
-    dispatch_float(x.dtype(), l, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        layer_norm_kernel<<<blocks, threads, 0, l.handle()>>>(
-            static_cast<const T*>(l.in(0)), static_cast<const T*>(scale),
-            static_cast<const T*>(bias), static_cast<T*>(l.out(0)), static_cast<T*>(mean),
-            static_cast<T*>(inv_std), rows, cols, epsilon);
+    const auto launch = [&](auto x_tag, auto parameter_tag, auto y_tag) {
+        using T = typename decltype(x_tag)::type;
+        using P = typename decltype(parameter_tag)::type;
+        using Y = typename decltype(y_tag)::type;
+        layer_norm_kernel<T, P, Y, Centered><<<blocks, threads, 0, l.handle()>>>(
+            static_cast<const T*>(l.in(0)), static_cast<const P*>(scale), static_cast<const P*>(bias),
+            static_cast<Y*>(l.out(0)), static_cast<T*>(mean), static_cast<T*>(inv_std), rows, cols, epsilon);
         l.check_launch("layer_norm_kernel");
-    });
+    };
+    if constexpr (Centered) {
+        dispatch_float(x.dtype(), l, [&](auto tag) { launch(tag, tag, tag); });
+    } else {
+        dispatch_float(x.dtype(), l, [&](auto x_tag) {
+            dispatch_float(l.ctx.input(1).dtype(), l, [&](auto scale_tag) {
+                dispatch_float(l.ctx.output(0).dtype(), l, [&](auto y_tag) { launch(x_tag, scale_tag, y_tag); });
+            });
+        });
+    }
 }
 
 // Folds the four per-channel inputs into y = x * factor[c] + shift[c].
@@ -158,7 +177,7 @@ size_t layer_norm_expanded_parameters(const NodeSignature& node) {
     axis = std::clamp<int64_t>(axis, 0, static_cast<int64_t>(x.size()));
     int64_t cols = 1;
     for (size_t d = static_cast<size_t>(axis); d < x.size(); ++d) cols *= x[d];
-    return static_cast<size_t>(2 * cols) * dtype_size(node.input_dtypes[0]);
+    return static_cast<size_t>(2 * cols) * dtype_size(node.input_dtypes.size() > 1 ? node.input_dtypes[1] : node.input_dtypes[0]);
 }
 
 // Workspace: the per-channel scale and shift folded from the four parameter vectors.
@@ -170,7 +189,8 @@ size_t batch_norm_folded_parameters(const NodeSignature& node) {
 }  // namespace
 
 void register_normalization_kernels(KernelRegistrar& r) {
-    r.add("LayerNormalization", kFloatTypes, run_layer_norm, layer_norm_expanded_parameters);
+    r.add("LayerNormalization", kFloatTypes, run_normalization<true>, layer_norm_expanded_parameters);
+    r.add("RMSNormalization", kFloatTypes, run_normalization<false>, layer_norm_expanded_parameters);
     r.add("BatchNormalization", kFloatTypes, run_batch_norm, batch_norm_folded_parameters);
 }
 

@@ -17,6 +17,9 @@ DType dtype_of_input7(const InferenceContext& ctx, size_t output);  // QLinear*'
 
 // shapes_neural_layers.cpp: normalizations, convolution and pooling over [N, C, spatial...]
 std::vector<Shape> shape_layer_norm(const InferenceContext& ctx);
+// RMSNormalization: Y takes Scale's dtype (ONNX's V), or y_dtype when fold_norm_casts set it.
+DType dtype_rms_norm(const InferenceContext& ctx, size_t output);
+std::vector<Shape> shape_rms_norm(const InferenceContext& ctx);
 std::vector<Shape> shape_batch_norm(const InferenceContext& ctx);
 std::vector<Shape> shape_conv(const InferenceContext& ctx);
 std::vector<Shape> shape_pool(const InferenceContext& ctx);

@@ -170,6 +170,37 @@ std::vector<Shape> shape_batch_norm(const InferenceContext& ctx) {
     return shapes;
 }
 
+DType dtype_rms_norm(const InferenceContext& ctx, size_t) {
+    const std::string name = ctx.attrs().get_string("y_dtype", "");
+    if (name.empty()) return ctx.dtype(1);
+    try {
+        return parse_dtype(name);
+    } catch (const InvalidArgument& e) {
+        ctx.fail(e.what());
+    }
+}
+
+std::vector<Shape> shape_rms_norm(const InferenceContext& ctx) {
+    const auto is_float = [](DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::f64; };
+    if (!is_float(ctx.dtype(0)) || !is_float(ctx.dtype(1)) || !is_float(dtype_rms_norm(ctx, 0)))
+        ctx.fail("X, Scale and Y must be floating-point (X " + std::string(dtype_name(ctx.dtype(0))) + ", Scale " +
+                 std::string(dtype_name(ctx.dtype(1))) + ")");
+    const Shape& x = ctx.shape(0);
+    size_t axis = 0;
+    try {
+        axis = x.normalize_axis(ctx.attrs().get_int("axis", -1));
+    } catch (const InvalidArgument& e) {
+        ctx.fail(e.what());
+    }
+    const Shape normalized(std::vector<int64_t>(x.dims().begin() + static_cast<std::ptrdiff_t>(axis), x.dims().end()));
+    try {
+        if (Shape::broadcast(ctx.shape(1), normalized) != normalized) throw InvalidArgument("");
+    } catch (const InvalidArgument&) {
+        ctx.fail("Scale " + ctx.shape(1).to_string() + " does not broadcast to X's normalized dims " + normalized.to_string());
+    }
+    return {x};
+}
+
 std::vector<Shape> shape_layer_norm(const InferenceContext& ctx) {
     const Shape& in = ctx.shape(0);
     size_t axis = 0;

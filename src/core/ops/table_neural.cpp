@@ -15,6 +15,10 @@ std::vector<OpSchema> neural_op_schemas() {
         // host inputs
         {"Softmax", 1, 1, 1, 1, 0, same, shape_unary},
         {"LayerNormalization", 2, 3, 1, 3, 0, same, shape_layer_norm, 0, kKeepsF32},
+        // RMSNormalization (opset 23): X / sqrt(mean(X²) + epsilon) · Scale over X[axis:], Y of
+        // Scale's dtype. Kept in f32 by the f16/bf16 lowering, as LayerNormalization; then
+        // fold_norm_casts lets it read a low-type X and write a low-type Y (y_dtype).
+        {"RMSNormalization", 2, 2, 1, 1, 0, dtype_rms_norm, shape_rms_norm, 0, kKeepsF32},
         // Y has X's dtype; the running mean and variance (training mode) the input mean's.
         {"BatchNormalization", 5, 5, 1, 3, 0,
          [](const InferenceContext& ctx, size_t output) { return ctx.dtype(output == 0 ? 0 : 3); }, shape_batch_norm},

@@ -5,10 +5,14 @@
 // and, on a GPU, a kernel launch: a decode step of GPT-2 small ran 48 of them. Here the node
 // takes the low-type Skip as it is and writes Y in the low type (attribute y_dtype); its kernels
 // widen and narrow in registers. Where the target cannot run that mixed form (its supports()
-// declines), the casts stay.
+// declines), the casts stay. RMSNormalization (T5's norm) the same way, its X widened before it:
+// its Scale stays f32, so the values are the f32 node's, rounded once into Y.
 #include "core/ops/op_schema.hpp"
 #include "core/passes/pattern.hpp"
 #include "core/passes/pipeline.hpp"
+
+#include <algorithm>
+#include <iterator>
 
 namespace infer::detail {
 
@@ -34,25 +38,28 @@ int narrowing_cast(const Pattern& p, int value) {
 
 void fold_norm_casts(Rewriter& rewriter, const PassContext& context) {
     if (context.precision != Precision::f16 && context.precision != Precision::bf16) return;
-    const OpId norm = op_id("AddLayerNormalization");
+    // Each norm and the input it may take in the low type.
+    const std::pair<OpId, size_t> norms[] = {{op_id("AddLayerNormalization"), 1}, {op_id("RMSNormalization"), 0}};
     const Pattern p(rewriter);
     for (size_t i = 0; i < p.graph().nodes.size(); ++i) {
         const int n = static_cast<int>(i);
+        const auto norm = std::find_if(std::begin(norms), std::end(norms), [&](const auto& entry) { return p.is(n, entry.first); });
         // A node a run found out of f16's range is kept in f32 whole (keep_f32), Y included.
-        if (!p.is(n, norm) || p.type(p.node(n).inputs[0]).dtype != DType::f32 ||
+        if (norm == std::end(norms) || p.type(p.node(n).inputs[0]).dtype != DType::f32 ||
             p.node(n).attributes.has("y_dtype") || context.keep_f32.count(p.node(n).name))
             continue;
         const NodeIR& node = p.node(n);
-        const int widen = widening_cast(p, node.inputs[1]);
+        const size_t low_input = norm->second;
+        const int widen = widening_cast(p, node.inputs[low_input]);
         const int narrow = narrowing_cast(p, node.outputs[0]);
         if (widen < 0 && narrow < 0) continue;
 
         NodeIR folded = node;
         std::vector<int> replaced{n};
         if (widen >= 0) {
-            folded.inputs[1] = p.node(widen).inputs[0];
+            folded.inputs[low_input] = p.node(widen).inputs[0];
             // The Cast goes too when nothing else reads what it made.
-            if (p.read_only_by(node.inputs[1], {n})) replaced.insert(replaced.begin(), widen);
+            if (p.read_only_by(node.inputs[low_input], {n})) replaced.insert(replaced.begin(), widen);
         }
         if (narrow >= 0) {
             folded.outputs[0] = p.node(narrow).outputs[0];

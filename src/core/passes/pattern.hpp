@@ -74,9 +74,9 @@ public:
 
     // For a two-input node one of whose inputs is the constant `expected`, the other input.
     std::optional<int> other_than_scalar(const NodeIR& node, double expected) const;
-    // For a two-input node reading `value`, its other input.
     // Transpose's perm attribute, or nothing for other nodes.
     std::optional<std::vector<int64_t>> perm(int n) const;
+    // For a two-input node reading `value`, its other input.
     static int other_input(const NodeIR& node, int value) {
         return node.inputs[0] == value ? node.inputs[1] : node.inputs[0];
     }

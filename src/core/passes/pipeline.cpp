@@ -35,6 +35,7 @@ const std::vector<NamedPass>& session_passes() {
         {"integer_qdq_products", integer_qdq_products},
         {"fuse_gelu", fuse_gelu},
         {"fuse_silu", fuse_silu},
+        {"fuse_rms_norm", fuse_rms_norm},
         {"fuse_attention", fuse_attention},
         {"fuse_matmul_epilogue", fuse_matmul_epilogue},
         // Before the conv epilogue fusion, which would take its convolutions as FusedConv.

@@ -53,14 +53,6 @@ void fused_matmul_kernel(KernelContext& ctx) {
     fused_matmul_epilogue(ctx, ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr, y, rows, n);
 }
 
-// f32 values to a 16-bit tensor (f16 or bf16 bits).
-void narrow(const float* values, Tensor& t) {
-    auto* bits = static_cast<uint16_t*>(t.raw_data());
-    const auto count = static_cast<size_t>(t.numel());
-    if (t.dtype() == DType::bf16) float_to_bfloat16(values, bits, count);
-    else float_to_half(values, bits, count);
-}
-
 // Y = LayerNorm(X + Skip) over the last axis; Sum = X + Skip when asked for. After the f16/bf16
 // lowering Skip may arrive, and Y may be written, in the low type (fold_norm_casts.cpp).
 void add_layer_norm_kernel(KernelContext& ctx) {
@@ -98,7 +90,7 @@ void add_layer_norm_kernel(KernelContext& ctx) {
     const float* bias = ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr;
     layer_norm_rows(sum, y_f32, rows, length, ctx.input(2).data<float>(), bias, ctx.attrs().get_float("epsilon", 1e-5f),
                     nullptr, nullptr);
-    if (low_y) narrow(y_f32, y);
+    if (low_y) narrow_from_float(y_f32, y);
 }
 
 // Per batch and head: softmax(Q·Kᵀ·scale + bias)·V, reading the heads in place in the

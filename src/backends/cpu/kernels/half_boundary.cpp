@@ -92,6 +92,13 @@ private:
 
 }  // namespace
 
+void narrow_from_float(const float* values, Tensor& t) {
+    auto* bits = static_cast<uint16_t*>(t.raw_data());
+    const auto count = static_cast<size_t>(t.numel());
+    if (t.dtype() == DType::bf16) float_to_bfloat16(values, bits, count);
+    else float_to_half(values, bits, count);
+}
+
 void widen_to_float(const Tensor& t, float* out) {
     const auto count = static_cast<size_t>(t.numel());
     if (t.dtype() == DType::f32) {

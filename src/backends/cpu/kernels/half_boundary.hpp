@@ -10,6 +10,8 @@ namespace infer::cpu {
 
 // A float tensor's values (f32, f16 or bf16) as f32, into `out` (t.numel() of them).
 void widen_to_float(const Tensor& t, float* out);
+// `t.numel()` f32 values rounded into the 16-bit tensor `t` (f16 or bf16).
+void narrow_from_float(const float* values, Tensor& t);
 
 // The f32 kernel made by `f32_factory`, run on f32 copies of the 16-bit inputs.
 KernelFactory with_f32_compute(KernelFactory f32_factory);

@@ -1,4 +1,4 @@
-// Softmax, LayerNormalization and BatchNormalization (inference and training mode).
+// Softmax, LayerNormalization, RMSNormalization and BatchNormalization (inference and training mode).
 #include "backends/cpu/kernels/cpu_features.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
@@ -42,10 +42,12 @@ namespace {
 
 // A row's mean and inverse standard deviation, summed in f64 (rows with a large mean lose
 // nothing); one f64 chain per row in order, as before, is also what made LayerNorm a tenth of
-// a MiniLM run: four cycles a value in the dependent adds.
-void row_moments(const float* row, int64_t length, float epsilon, double& mean, double& inv_std) {
+// a MiniLM run: four cycles a value in the dependent adds. Not centered (RMSNormalization):
+// the mean taken as 0, so inv_std is 1 / sqrt(mean(x²) + epsilon).
+void row_moments(const float* row, int64_t length, float epsilon, bool centered, double& mean, double& inv_std) {
     double sum = 0;
-    for (int64_t i = 0; i < length; ++i) sum += row[i];
+    if (centered)
+        for (int64_t i = 0; i < length; ++i) sum += row[i];
     mean = sum / static_cast<double>(length);
     double squares = 0;
     for (int64_t i = 0; i < length; ++i) squares += (row[i] - mean) * (row[i] - mean);
@@ -54,19 +56,22 @@ void row_moments(const float* row, int64_t length, float epsilon, double& mean, 
 
 // The same sums in sixteen independent f64 lanes (four vectors of four), so the adds overlap.
 __attribute__((target("avx2,fma"))) void row_moments_avx2(const float* row, int64_t length, float epsilon,
-                                                          double& mean, double& inv_std) {
+                                                          bool centered, double& mean, double& inv_std) {
     __m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd()};
-    int64_t i = 0;
-    for (; i + 16 <= length; i += 16)
-        for (int j = 0; j < 4; ++j) acc[j] = _mm256_add_pd(acc[j], _mm256_cvtps_pd(_mm_loadu_ps(row + i + 4 * j)));
     auto total = [&]() {
         alignas(32) double lanes[4];
         _mm256_store_pd(lanes, _mm256_add_pd(_mm256_add_pd(acc[0], acc[1]), _mm256_add_pd(acc[2], acc[3])));
         return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
     };
-    double sum = total();
-    for (; i < length; ++i) sum += row[i];
-    mean = sum / static_cast<double>(length);
+    int64_t i = 0;
+    mean = 0;
+    if (centered) {
+        for (; i + 16 <= length; i += 16)
+            for (int j = 0; j < 4; ++j) acc[j] = _mm256_add_pd(acc[j], _mm256_cvtps_pd(_mm_loadu_ps(row + i + 4 * j)));
+        double sum = total();
+        for (; i < length; ++i) sum += row[i];
+        mean = sum / static_cast<double>(length);
+    }
     const __m256d m = _mm256_set1_pd(mean);
     for (__m256d& a : acc) a = _mm256_setzero_pd();
     for (i = 0; i + 16 <= length; i += 16)
@@ -81,17 +86,20 @@ __attribute__((target("avx2,fma"))) void row_moments_avx2(const float* row, int6
 
 }  // namespace
 
-void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t length, const float* scale,
-                     const float* bias, float epsilon, float* mean_out, float* inv_std_out) {
+namespace {
+
+// LayerNorm's rows, or RMSNormalization's when not `centered` (no mean taken off, no bias).
+void normalize_rows(const float* x, float* y, int64_t rows, int64_t length, const float* scale, const float* bias,
+                    float epsilon, bool centered, float* mean_out, float* inv_std_out) {
     const bool avx2 = has_avx2_fma();
     parallel_for(rows, grain_for(length), [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
             const float* row = x + r * length;
             double mean = 0, inv_std = 0;
             if (avx2)
-                row_moments_avx2(row, length, epsilon, mean, inv_std);
+                row_moments_avx2(row, length, epsilon, centered, mean, inv_std);
             else
-                row_moments(row, length, epsilon, mean, inv_std);
+                row_moments(row, length, epsilon, centered, mean, inv_std);
             const float m = static_cast<float>(mean), s = static_cast<float>(inv_std);
             float* out = y + r * length;
             for (int64_t i = 0; i < length; ++i)
@@ -100,6 +108,13 @@ void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t length, con
             if (inv_std_out) inv_std_out[r] = s;
         }
     });
+}
+
+}  // namespace
+
+void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t length, const float* scale,
+                     const float* bias, float epsilon, float* mean_out, float* inv_std_out) {
+    normalize_rows(x, y, rows, length, scale, bias, epsilon, true, mean_out, inv_std_out);
 }
 
 namespace {
@@ -178,6 +193,39 @@ void layer_norm_kernel(KernelContext& ctx) {
                     stat_output(1), stat_output(2));
 }
 
+// X, Scale and Y each f32, f16 or bf16 (after the f16/bf16 lowering: X and Y in the low type,
+// Scale kept in f32; see fold_norm_casts.cpp), the sums in f64 and the row in f32.
+void rms_norm_kernel(KernelContext& ctx) {
+    const Tensor& in = ctx.input(0);
+    const Tensor& scale_in = ctx.input(1);
+    Tensor& out = ctx.output(0);
+    if (out.numel() == 0) return;
+    const std::vector<int64_t>& dims = in.shape().dims();
+    const size_t axis = in.shape().normalize_axis(ctx.attrs().get_int("axis", -1));
+    const int64_t rows = product(dims, 0, axis), length = product(dims, axis, dims.size());
+    const Shape normalized(std::vector<int64_t>(dims.begin() + axis, dims.end()));
+    const bool low_x = in.dtype() != DType::f32, low_scale = scale_in.dtype() != DType::f32, low_y = out.dtype() != DType::f32;
+    const auto count = static_cast<size_t>(in.numel());
+    float* scratch = static_cast<float*>(ctx.workspace(
+        sizeof(float) * ((low_x ? count : 0) + (low_y ? count : 0) + static_cast<size_t>(length + (low_scale ? scale_in.numel() : 0)))));
+    float* x = low_x ? scratch : nullptr;
+    float* y = low_y ? scratch + (low_x ? count : 0) : out.data<float>();
+    float* scale_scratch = scratch + (low_x ? count : 0) + (low_y ? count : 0);
+    if (low_x) widen_to_float(in, x);
+    const float* scale = scale_scratch;
+    if (!low_scale) {
+        scale = normalized_operand(scale_in, normalized, scale_scratch);
+    } else {
+        float* widened = scale_scratch + length;
+        widen_to_float(scale_in, widened);
+        if (scale_in.numel() == length) scale = widened;
+        else broadcast_copy(scale_scratch, normalized, widened, scale_in.shape(), sizeof(float));
+    }
+    normalize_rows(low_x ? x : in.data<float>(), y, rows, length, scale, nullptr, ctx.attrs().get_float("epsilon", 1e-5f),
+                   false, nullptr, nullptr);
+    if (low_y) narrow_from_float(y, out);
+}
+
 // Training mode normalizes with the batch's own statistics (population variance over every
 // axis but the channel's), and returns the running statistics updated with them:
 // running = input * momentum + batch * (1 - momentum).
@@ -248,6 +296,7 @@ void batch_norm_kernel(KernelContext& ctx) {
 void register_normalization_kernels(KernelRegistry& r) {
     add_floating(r, "Softmax", softmax_kernel);
     add_floating(r, "LayerNormalization", layer_norm_kernel);
+    for (DType t : {DType::f32, DType::f16, DType::bf16}) r.add("RMSNormalization", t, rms_norm_kernel);
     add_floating(r, "BatchNormalization", batch_norm_kernel);
 }
 
