@@ -382,6 +382,56 @@ TEST_CASE("QDQ Gemms by a weight run as integer products", "[int8][qdq]") {
     }
 }
 
+// The operator format quantize_dynamic writes: DynamicQuantizeLinear(x), MatMulInteger by the
+// int8 weight, a Cast to f32, a Mul by sa · sw (sa computed at run time), and the bias Add; the
+// chain becomes one MatMulIntegerToFloat, and gives what those ops give, computed here in double.
+TEST_CASE("MatMulInteger, Cast, Mul by the scale and the bias Add run as one MatMulIntegerToFloat", "[int8][qdq]") {
+    constexpr int64_t k = 40, n = 24;
+    std::mt19937 rng(11);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> xs(2 * 3 * k), bias(n);
+    for (float& v : xs) v = normal(rng);
+    for (float& v : bias) v = normal(rng);
+    const Tensor wq = random_ints<int8_t>({k, n}, -127, 127, 12);
+    for (const bool per_column : {false, true}) {
+        for (const bool with_bias : {false, true}) {
+            INFO("scale per column " << per_column << ", bias " << with_bias);
+            std::vector<float> sw(per_column ? n : 1);
+            for (size_t j = 0; j < sw.size(); ++j) sw[j] = 0.004f + 0.0003f * static_cast<float>(j);
+            GraphBuilder b("dynamic");
+            const Value x = b.input("x", DType::f32, {2, 3, k});
+            const auto q = b.op("DynamicQuantizeLinear", {x}, {}, 3);
+            const Value sums = b.op1("MatMulInteger", {q[0], b.constant(wq), q[2]});
+            const Value as_float = b.op1("Cast", {sums}, {{"to", int64_t{1}}});
+            const Value scale = b.mul(q[1], b.constant(Tensor::from_vector(sw, per_column ? Shape{n} : Shape(std::vector<int64_t>{}))));
+            Value y = b.mul(as_float, scale);
+            if (with_bias) y = b.add(y, b.constant(Tensor::from_vector(bias, {n})));
+            b.output("y", y);
+            Session session(b.build());
+            const Batch out = session.run({{"x", Tensor::from_vector(xs, {2, 3, k})}});
+            CHECK(count_op(session.placement(), "MatMulIntegerToFloat") == 1);
+            CHECK(count_op(session.placement(), "MatMulInteger") == 0);
+            CHECK(count_op(session.placement(), "Cast") == 0);
+            // The reference: DynamicQuantizeLinear's u8 grid (over the whole tensor, 0 included).
+            const float lo = std::min(0.0f, *std::min_element(xs.begin(), xs.end()));
+            const float hi = std::max(0.0f, *std::max_element(xs.begin(), xs.end()));
+            const float sa = (hi - lo) / 255.0f;
+            const double za = std::clamp(std::nearbyint(-lo / sa), 0.0f, 255.0f);
+            const std::vector<float> got = out["y"].to_vector<float>();
+            for (int64_t r = 0; r < 6; ++r)
+                for (int64_t j = 0; j < n; ++j) {
+                    double sum = 0;
+                    for (int64_t i = 0; i < k; ++i) {
+                        const double xq = std::clamp(std::nearbyint(xs[static_cast<size_t>(r * k + i)] / sa) + za, 0.0, 255.0);
+                        sum += (xq - za) * wq.data<int8_t>()[i * n + j];
+                    }
+                    const double want = sum * sa * sw[per_column ? static_cast<size_t>(j) : 0] + (with_bias ? bias[static_cast<size_t>(j)] : 0.0);
+                    REQUIRE(got[static_cast<size_t>(r * n + j)] == Approx(want).margin(1e-4).epsilon(1e-5));
+                }
+        }
+    }
+}
+
 // The fused integer ops a pass makes can also be written by hand (GraphBuilder); wrong operands
 // are errors that name what was wrong, and building and running a good graph afterwards works.
 TEST_CASE("MatMulIntegerToFloat, ConvIntegerToFloat and QuantizedAdd with wrong operands are clear errors", "[qdq][errors]") {

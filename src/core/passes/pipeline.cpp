@@ -33,6 +33,7 @@ const std::vector<NamedPass>& session_passes() {
     static const std::vector<NamedPass> passes{
         // First: the MatMuls it takes must not be fused with their bias before it sees them.
         {"integer_qdq_products", integer_qdq_products},
+        {"fuse_integer_dequantize", fuse_integer_dequantize},
         {"fuse_gelu", fuse_gelu},
         {"fuse_silu", fuse_silu},
         {"fuse_rms_norm", fuse_rms_norm},

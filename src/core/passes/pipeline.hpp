@@ -55,6 +55,9 @@ void integer_qdq_products(Rewriter& rewriter, const PassContext& context);
 void fuse_gelu(Rewriter& rewriter, const PassContext& context);
 // x · Sigmoid(x) to Silu (fuse_silu.cpp).
 void fuse_silu(Rewriter& rewriter, const PassContext& context);
+// MatMulInteger → Cast → Mul by the scale (→ Add of a bias) to MatMulIntegerToFloat
+// (fuse_integer_dequantize.cpp).
+void fuse_integer_dequantize(Rewriter& rewriter, const PassContext& context);
 // RMS normalization written out (T5's, LLaMA's) to RMSNormalization (fuse_rms_norm.cpp).
 void fuse_rms_norm(Rewriter& rewriter, const PassContext& context);
 // Scaled dot-product attention with its head split and merge (fuse_attention.cpp).
