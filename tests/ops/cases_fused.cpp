@@ -60,7 +60,7 @@ std::vector<Case> fused_cases() {
         c.push_back(fused);
     }
 
-    // FusedConv: activation(Conv(X, W, B) + Z), Z a residual of Y's shape; Clip as ReLU6.
+    // FusedConv: activation(Conv(X, W, B) + Z), Z a residual of Y's shape; Clip as ReLU6; HardSwish.
     struct ConvSpec { Shape x, w; bool bias, residual; std::string activation; int64_t group, stride, pad; };
     for (const auto& s : std::vector<ConvSpec>{{{1, 3, 7, 8}, {5, 3, 3, 3}, true, true, "Relu", 1, 1, 1},
                                                {{2, 8, 6, 6}, {16, 8, 1, 1}, false, true, "", 1, 1, 0},   // 1x1, direct
@@ -74,7 +74,14 @@ std::vector<Case> fused_cases() {
                                                // Wide depthwise planes, finished as each vector is
                                                // stored: 19 and 17 columns (vector tails of 3 and 1).
                                                {{1, 4, 9, 19}, {4, 1, 3, 3}, true, true, "Clip", 4, 1, 1},
-                                               {{2, 3, 8, 37}, {3, 1, 5, 5}, true, true, "Relu", 3, 2, 2}}) {
+                                               {{2, 3, 8, 37}, {3, 1, 5, 5}, true, true, "Relu", 3, 2, 2},
+                                               // Planes too wide for the interleaved scratch: a
+                                               // plane at a time through a padded copy.
+                                               {{1, 2, 130, 131}, {2, 1, 3, 3}, true, true, "HardSwish", 2, 1, 1},
+                                               {{1, 2, 131, 133}, {2, 1, 3, 3}, true, false, "Clip", 2, 2, 1},
+                                               {{1, 8, 9, 9}, {12, 8, 1, 1}, true, false, "HardSwish", 1, 1, 0},
+                                               {{1, 6, 7, 7}, {6, 1, 3, 3}, true, true, "HardSwish", 6, 1, 1},
+                                               {{1, 3, 7, 8}, {5, 3, 3, 3}, true, false, "HardSwish", 1, 1, 1}}) {
         const int64_t oh = (s.x[2] + 2 * s.pad - s.w[2]) / s.stride + 1, ow = (s.x[3] + 2 * s.pad - s.w[3]) / s.stride + 1;
         std::vector<InputSpec> inputs{x("X", s.x), x("W", s.w)};
         if (s.bias) inputs.push_back(x("B", {s.w[0]}));
@@ -101,6 +108,8 @@ std::vector<Case> fused_cases() {
                        if (s.residual) y = ref::binary(y, v[s.bias ? 3 : 2], [](double a, double b) { return a + b; });
                        if (s.activation == "Relu") y = ref::unary(y, [](double t) { return t > 0 ? t : 0.0; });
                        if (s.activation == "Clip") y = ref::unary(y, [](double t) { return std::clamp(t, 0.0, 6.0); });
+                       if (s.activation == "HardSwish")
+                           y = ref::unary(y, [](double t) { return t * std::clamp(t / 6.0 + 0.5, 0.0, 1.0); });
                        return std::vector{y};
                    }};
         fused.accumulates = true;

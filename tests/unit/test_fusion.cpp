@@ -558,6 +558,41 @@ TEST_CASE("Conv followed by a Clip with constant bounds (ReLU6) becomes one Fuse
     CHECK(clipped_low > 0);
 }
 
+TEST_CASE("Conv followed by HardSwish becomes one FusedConv with the same results", "[fusion]") {
+    // A depthwise convolution (its own kernels) and a plain one, each read by a HardSwish; with
+    // the convolution's output also a graph output, the chain stays as written (the reference).
+    for (const int64_t group : {int64_t{1}, int64_t{4}}) {
+        INFO("group " << group);
+        const auto build = [group](bool block_fusion) {
+            GraphBuilder b;
+            auto x = b.input("x", DType::f32, {1, 4, 9, 9});
+            auto c = b.op1("Conv", {x, b.constant(ramp({4, 4 / group, 3, 3}, 0.1f, -0.4f)), b.constant(ramp({4}, 0.3f, -0.5f))},
+                           {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"group", group}});
+            b.output("y", b.op1("HardSwish", {c}));
+            if (block_fusion) b.output("c", c);
+            return b.build();
+        };
+        Session fused(build(false)), plain(build(true));
+        const Batch input{{"x", ramp({1, 4, 9, 9}, 0.2f, -1.0f)}};
+        const std::vector<float> got = fused.run(input)["y"].to_vector<float>(), want = plain.run(input)["y"].to_vector<float>();
+        CHECK(count_op(fused.placement(), "FusedConv") == 1);
+        CHECK(count_op(fused.placement(), "HardSwish") == 0);
+        CHECK(count_op(plain.placement(), "HardSwish") == 1);
+        REQUIRE(got.size() == want.size());
+        size_t zero = 0, identity = 0, curved = 0;  // each piece of HardSwish reached
+        const std::vector<float> c = plain.run(input)["c"].to_vector<float>();
+        for (size_t i = 0; i < got.size(); ++i) {
+            CHECK(got[i] == Approx(want[i]).margin(1e-5));
+            zero += c[i] <= -3.0f;
+            identity += c[i] >= 3.0f;
+            curved += c[i] > -3.0f && c[i] < 3.0f;
+        }
+        CHECK(zero > 0);
+        CHECK(identity > 0);
+        CHECK(curved > 0);
+    }
+}
+
 TEST_CASE("FusedConv with a wrong residual, activation or bounds is a clear error, and a good one runs", "[fusion][errors]") {
     const auto graph = [](Shape z_shape, const std::string& activation, float clip_min, float clip_max) {
         GraphBuilder b;
@@ -574,7 +609,7 @@ TEST_CASE("FusedConv with a wrong residual, activation or bounds is a clear erro
         return b.build();
     };
     CHECK_THROWS_WITH(graph({1, 3, 4, 5}, "Relu", 0, 0), Catch::Contains("Z must have the output's shape [1,3,5,5]"));
-    CHECK_THROWS_WITH(graph({1, 3, 5, 5}, "Gelu", 0, 0), Catch::Contains("activation must be empty, Relu or Clip"));
+    CHECK_THROWS_WITH(graph({1, 3, 5, 5}, "Gelu", 0, 0), Catch::Contains("activation must be empty, Relu, Clip or HardSwish"));
     CHECK_THROWS_WITH(graph({1, 3, 5, 5}, "Clip", 6, 0), Catch::Contains("clip_min must not exceed clip_max"));
 
     Session session(graph({1, 3, 5, 5}, "Clip", 0, 6));

@@ -172,9 +172,12 @@ public:
     }
 
     // Training-mode BatchNormalization (batch statistics, running-statistics outputs) has no
-    // CUDA kernel; the planner runs it on the CPU.
+    // CUDA kernel; the planner runs it on the CPU. FusedConv's epilogue clamps only: a HardSwish
+    // activation stays a node of its own (fuse_conv_epilogue asks).
     bool supports(const NodeSignature& node) const override {
         if (node.op == "BatchNormalization" && node.attributes && node.attributes->get_int("training_mode", 0) != 0)
+            return false;
+        if (node.op == "FusedConv" && node.attributes && node.attributes->get_string("activation", "") == "HardSwish")
             return false;
         return Backend::supports(node);
     }

@@ -25,14 +25,14 @@ std::vector<Shape> shape_fused_matmul(const InferenceContext& ctx) {
 }
 
 // FusedConv(X, W, B?, Z?), Conv's attributes, activation "" | "Relu" | "Clip" (with clip_min and
-// clip_max, floats, either left out for no bound): activation(Conv(X, W, B) + Z), Z of Y's shape
-// (a residual branch). What a CNN's Conv → Add → Relu (or → Clip: ReLU6) chains compute, in the
-// convolution's epilogue.
+// clip_max, floats, either left out for no bound) | "HardSwish": activation(Conv(X, W, B) + Z), Z
+// of Y's shape (a residual branch). What a CNN's Conv → Add → Relu (or → Clip: ReLU6, or →
+// HardSwish: MobileNetV3) chains compute, in the convolution's epilogue.
 std::vector<Shape> shape_fused_conv(const InferenceContext& ctx) {
     check_same_dtypes(ctx, 0);
     const std::string activation = ctx.attrs().get_string("activation", "");
-    if (activation != "" && activation != "Relu" && activation != "Clip")
-        ctx.fail("activation must be empty, Relu or Clip, got '" + activation + "'");
+    if (activation != "" && activation != "Relu" && activation != "Clip" && activation != "HardSwish")
+        ctx.fail("activation must be empty, Relu, Clip or HardSwish, got '" + activation + "'");
     if (activation == "Clip" && ctx.attrs().has("clip_min") && ctx.attrs().has("clip_max") &&
         !(ctx.attrs().get_float("clip_min", 0.0f) <= ctx.attrs().get_float("clip_max", 0.0f)))
         ctx.fail("clip_min must not exceed clip_max");

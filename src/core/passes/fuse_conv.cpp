@@ -1,5 +1,5 @@
-// Conv, then + Z (a residual branch of the output's shape), then Relu or a Clip with constant
-// bounds (MobileNet's ReLU6): one FusedConv, which adds Z and applies the activation while each
+// Conv, then + Z (a residual branch of the output's shape), then Relu, a Clip with constant
+// bounds (MobileNet's ReLU6) or HardSwish (MobileNetV3's; where the target takes it): one FusedConv, which adds Z and applies the activation while each
 // tile of the product is in cache, where a ResNet otherwise reads and writes every block's
 // output twice more (an Add and a Relu per block). Either step alone fuses too; a Conv with
 // nothing to absorb stays as it is. Backends without FusedConv keep the chain.
@@ -47,7 +47,8 @@ std::optional<std::pair<std::optional<double>, std::optional<double>>> clip_boun
 
 void fuse_conv_epilogue(Rewriter& rewriter, const PassContext& context) {
     if (!context.target_runs("FusedConv")) return;
-    const OpId conv = op_id("Conv"), add = op_id("Add"), relu = op_id("Relu"), clip = op_id("Clip");
+    const OpId conv = op_id("Conv"), add = op_id("Add"), relu = op_id("Relu"), clip = op_id("Clip"),
+               hard_swish = op_id("HardSwish");
     const Pattern p(rewriter);
     for (size_t n = 0; n < p.graph().nodes.size(); ++n) {
         const int c = static_cast<int>(n);
@@ -77,10 +78,22 @@ void fuse_conv_epilogue(Rewriter& rewriter, const PassContext& context) {
                 if (bounds->second) attributes.set("clip_max", static_cast<float>(*bounds->second));
                 result = p.node(k).outputs[0];
             }
+        } else if (const int s = p.sole_reader(result, hard_swish); s >= 0) {
+            nodes.push_back(s);
+            attributes.set("activation", std::string("HardSwish"));
+            result = p.node(s).outputs[0];
         }
         if (nodes.size() == 1) continue;
         while (inputs.back() < 0) inputs.pop_back();  // no absent input at the end
-        rewriter.replace(nodes, NodeIR{"FusedConv", p.node(nodes.back()).name, inputs, {result}, attributes});
+        NodeIR fused{"FusedConv", p.node(nodes.back()).name, inputs, {result}, attributes};
+        if (attributes.get_string("activation", "") == "HardSwish" && !context.target_supports(p.graph(), fused)) {
+            nodes.pop_back();  // the target has no HardSwish epilogue: keep the HardSwish node
+            result = p.node(nodes.back()).outputs[0];
+            attributes.set("activation", std::string(""));
+            if (nodes.size() == 1) continue;
+            fused = NodeIR{"FusedConv", p.node(nodes.back()).name, inputs, {result}, attributes};
+        }
+        rewriter.replace(nodes, std::move(fused));
     }
 }
 

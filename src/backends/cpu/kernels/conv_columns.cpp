@@ -111,8 +111,11 @@ template void im2col<uint16_t>(const uint16_t*, const ConvGeometry&, int64_t, in
 
 namespace {
 
-// out[c] = act(acc[c] + b + z[c]) in one pass; Z f32, bf16 bits, or none.
-template <class Z, bool Clamp>
+// out[c] = act(acc[c] + b + z[c]) in one pass; Z f32, bf16 bits, or none. Act: none, a clamp,
+// or HardSwish (a separate loop each, so that each vectorizes).
+enum class Act { none, clamp, hard_swish };
+
+template <class Z, Act A>
 void finish_row(const float* acc, float b, const Z* z, ConvActivation a, float* out, int64_t cols) {
     for (int64_t c = 0; c < cols; ++c) {
         float v = acc[c] + b;
@@ -123,16 +126,20 @@ void finish_row(const float* acc, float b, const Z* z, ConvActivation a, float* 
             std::memcpy(&widened, &bits, sizeof widened);
             v += widened;
         }
-        out[c] = Clamp ? std::min(std::max(v, a.low), a.high) : v;  // NaN stays NaN
+        if constexpr (A == Act::clamp) v = std::min(std::max(v, a.low), a.high);  // NaN stays NaN
+        if constexpr (A == Act::hard_swish) v *= std::min(std::max(v / 6.0f + 0.5f, 0.0f), 1.0f);
+        out[c] = v;
     }
 }
 
 template <class Z>
 void finish_row(const float* acc, float b, const Z* z, ConvActivation a, float* out, int64_t cols) {
-    if (a.clamps())
-        finish_row<Z, true>(acc, b, z, a, out, cols);
+    if (a.hard_swish)
+        finish_row<Z, Act::hard_swish>(acc, b, z, a, out, cols);
+    else if (a.clamps())
+        finish_row<Z, Act::clamp>(acc, b, z, a, out, cols);
     else
-        finish_row<Z, false>(acc, b, z, a, out, cols);
+        finish_row<Z, Act::none>(acc, b, z, a, out, cols);
 }
 
 }  // namespace
@@ -158,7 +165,7 @@ void ChannelBiasWriter::tile(void* self, int64_t row0, int64_t rows, int64_t col
 
 void finish_conv_planes(float* y, const float* bias, const float* residual, ConvActivation activation, int64_t planes,
                         int64_t channels, int64_t positions) {
-    if (!bias && !residual && !activation.clamps()) return;
+    if (!bias && !residual && !activation.applies()) return;
     parallel_for(planes, grain_for(positions), [&](int64_t begin, int64_t end) {
         for (int64_t p = begin; p < end; ++p) {
             float* plane = y + p * positions;

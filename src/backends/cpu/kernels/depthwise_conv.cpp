@@ -22,6 +22,21 @@ namespace infer::cpu {
 
 namespace {
 
+// FusedConv's activation on eight values (ConvActivation's, in vectors): the clamp or HardSwish,
+// NaN staying NaN (the value is max's and min's second operand).
+struct ActivationVector {
+    __m256 low, high;
+    bool hard_swish;
+    __attribute__((target("avx2"))) static ActivationVector of(ConvActivation a) {
+        return {_mm256_set1_ps(a.low), _mm256_set1_ps(a.high), a.hard_swish};
+    }
+    __attribute__((target("avx2"))) __m256 operator()(__m256 v) const {
+        if (!hard_swish) return _mm256_min_ps(high, _mm256_max_ps(low, v));
+        const __m256 t = _mm256_add_ps(_mm256_div_ps(v, _mm256_set1_ps(6.0f)), _mm256_set1_ps(0.5f));
+        return _mm256_mul_ps(v, _mm256_min_ps(_mm256_set1_ps(1.0f), _mm256_max_ps(_mm256_setzero_ps(), t)));
+    }
+};
+
 // Wide depthwise planes (stride 1 or 2, no dilation, any kernel): the plane is copied into a
 // zero-bordered scratch first, so that the padding is explicit and every output row goes eight
 // columns at a time with no edge cases (the scratch has slack for the last vector's reads),
@@ -101,7 +116,8 @@ __attribute__((target("avx2,fma"))) void depthwise_padded_plane(const float* in,
             _mm256_storeu_ps(row + padded.width / 2 + c / 2, in_order(odds));
         }
     }
-    const __m256 low = _mm256_set1_ps(activation.low), high = _mm256_set1_ps(activation.high), b = _mm256_set1_ps(bias);
+    const ActivationVector act = ActivationVector::of(activation);
+    const __m256 b = _mm256_set1_ps(bias);
     const int64_t tail = v.out % 8;
     const __m256i tail_mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(tail)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     for (int64_t oh = 0; oh < h.out; ++oh) {
@@ -112,7 +128,7 @@ __attribute__((target("avx2,fma"))) void depthwise_padded_plane(const float* in,
             __m256 sum = depthwise_vector<Stride, K>(top + ow, padded.width, kernel, h.kernel, v.kernel, b);
             const bool full = ow + 8 <= v.out;
             if (skip) sum = _mm256_add_ps(sum, full ? _mm256_loadu_ps(skip + ow) : _mm256_maskload_ps(skip + ow, tail_mask));
-            sum = _mm256_min_ps(high, _mm256_max_ps(low, sum));  // NaN stays NaN
+            sum = act(sum);
             if (full) _mm256_storeu_ps(dst + ow, sum);
             else _mm256_maskstore_ps(dst + ow, tail_mask, sum);
         }
@@ -261,7 +277,7 @@ __attribute__((target("avx2,fma"))) void depthwise_lanes(const DepthwisePlanes& 
     for (int lane = 0; lane < lanes; ++lane)
         for (int64_t t = 0; t < g.taps; ++t) taps[t * lanes + lane] = p.kernel[lane < p.count ? lane : 0][t];
     sums(x, columns, taps, g, y);
-    const __m256 low = _mm256_set1_ps(activation.low), high = _mm256_set1_ps(activation.high);
+    const ActivationVector act = ActivationVector::of(activation);
     for (int half = 0; half < p.count; half += 8) {
         const int count = std::min(8, p.count - half);
         int64_t i = 0;
@@ -273,7 +289,7 @@ __attribute__((target("avx2,fma"))) void depthwise_lanes(const DepthwisePlanes& 
                 const int plane = half + lane;
                 __m256 value = _mm256_add_ps(r[lane], _mm256_set1_ps(p.bias[plane]));
                 if (p.residual[plane]) value = _mm256_add_ps(value, _mm256_loadu_ps(p.residual[plane] + i));
-                _mm256_storeu_ps(p.out[plane] + i, _mm256_min_ps(high, _mm256_max_ps(low, value)));  // NaN stays NaN
+                _mm256_storeu_ps(p.out[plane] + i, act(value));
             }
         }
         for (; i < g.positions; ++i)
@@ -281,7 +297,7 @@ __attribute__((target("avx2,fma"))) void depthwise_lanes(const DepthwisePlanes& 
                 const int plane = half + lane;
                 float value = y[i * lanes + plane] + p.bias[plane];
                 if (p.residual[plane]) value += p.residual[plane][i];
-                p.out[plane][i] = std::min(std::max(value, activation.low), activation.high);  // NaN stays NaN
+                p.out[plane][i] = activation(value);
             }
     }
 }
