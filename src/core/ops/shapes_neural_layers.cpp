@@ -192,12 +192,18 @@ std::vector<Shape> shape_rms_norm(const InferenceContext& ctx) {
     } catch (const InvalidArgument& e) {
         ctx.fail(e.what());
     }
-    const Shape normalized(std::vector<int64_t>(x.dims().begin() + static_cast<std::ptrdiff_t>(axis), x.dims().end()));
-    try {
-        if (Shape::broadcast(ctx.shape(1), normalized) != normalized) throw InvalidArgument("");
-    } catch (const InvalidArgument&) {
-        ctx.fail("Scale " + ctx.shape(1).to_string() + " does not broadcast to X's normalized dims " + normalized.to_string());
+    // Scale broadcasts to X[axis:]: each of its trailing dims 1 or X's (dims unknown until run
+    // time match any).
+    const Shape& scale = ctx.shape(1);
+    const size_t normalized = x.rank() - axis;
+    bool fits = scale.rank() <= normalized;
+    for (size_t i = 1; fits && i <= scale.rank(); ++i) {
+        const int64_t s = scale[scale.rank() - i], d = x[x.rank() - i];
+        fits = s == 1 || s == d || s == kDynamic || d == kDynamic;
     }
+    if (!fits)
+        ctx.fail("Scale " + scale.to_string() + " does not broadcast to X's normalized dims " +
+                 Shape(std::vector<int64_t>(x.dims().begin() + static_cast<std::ptrdiff_t>(axis), x.dims().end())).to_string());
     return {x};
 }
 

@@ -1,8 +1,9 @@
 // Conv, then + Z (a residual branch of the output's shape), then Relu, a Clip with constant
-// bounds (MobileNet's ReLU6) or HardSwish (MobileNetV3's; where the target takes it): one FusedConv, which adds Z and applies the activation while each
-// tile of the product is in cache, where a ResNet otherwise reads and writes every block's
-// output twice more (an Add and a Relu per block). Either step alone fuses too; a Conv with
-// nothing to absorb stays as it is. Backends without FusedConv keep the chain.
+// bounds (MobileNet's ReLU6) or HardSwish (MobileNetV3's; where the target takes it): one
+// FusedConv, which adds Z and applies the activation while each tile of the product is in cache,
+// where a ResNet otherwise reads and writes every block's output twice more (an Add and a Relu
+// per block). Either step alone fuses too; a Conv with nothing to absorb stays as it is.
+// Backends without FusedConv keep the chain.
 #include "core/ops/op_schema.hpp"
 #include "core/passes/pattern.hpp"
 #include "core/passes/pipeline.hpp"

@@ -1,24 +1,18 @@
 // Conv over [N, C, spatial...] with any number of spatial axes: im2col into the workspace, then
 // one product per image and group (packed_float_gemm.hpp's f32 kernel, the bias added per tile;
-// or sgemm, then the bias per output channel). Depthwise 1-D and 2-D
-// convolutions, where that GEMM would have a single row, are summed directly instead.
+// or sgemm, then the bias per output channel). Depthwise 1-D and 2-D convolutions, where that
+// GEMM would have a single row, are summed directly instead (depthwise_conv.cpp).
 #include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/conv_columns.hpp"
 #include "backends/cpu/kernels/convolution_taps.hpp"
-#include "backends/cpu/kernels/cpu_features.hpp"
 #include "backends/cpu/kernels/depthwise_conv.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/packed_float_gemm.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
-#include "backends/cpu/kernels/transpose8x8.hpp"
 #include "backends/cpu/kernels/neural_kernels.hpp"
 
-
-#include <immintrin.h>
-
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <vector>
 

@@ -144,7 +144,8 @@ private:
             wake_.notify_all();
     }
 
-    bool has_work() const { return queued_.load(std::memory_order_acquire) > 0 || stopping_.load(); }
+    // Sequentially consistent loads: the sleeper's check must be ordered after its sleepers_ count.
+    bool has_work() const { return queued_.load() > 0 || stopping_.load(); }
 
     void serve() {
         t_inside_pool = true;
