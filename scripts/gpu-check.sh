@@ -20,7 +20,8 @@
 #                                      and cpu (ids against generate(); the tiny ones under memcheck
 #                                      too), then the speed against generate():
 #                                      bench/generation/compare.py at $INFER_GEN_POINTS for each of
-#                                      $INFER_GEN_MODELS; INFER_GEN_TESTS=0 leaves the tests out
+#                                      $INFER_GEN_MODELS (and the CPU at each of $INFER_GEN_CPU_THREADS);
+#                                      INFER_GEN_TESTS=0 leaves the tests out
 #   scripts/gpu-check.sh bench         build infer-bench, then DistilBERT-base at sequence 128,
 #                                      batches 1-256, f32/f16, pinned/pageable, cpu and cuda, and
 #                                      the peers (ONNX Runtime, PyTorch): JSON and report in logs
@@ -77,6 +78,8 @@ export PATH=/usr/local/cuda/bin:$PATH
   nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv
   nvcc --version | tail -n 2
   cmake --version | head -n 1
+  # The host's CPU too: its cores (and whether they are hyperthreads) decide the CPU figures.
+  lscpu | grep -E "Model name|^CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|L2|L3"
 } >"$logs/gpu-info.log" 2>&1
 cat "$logs/gpu-info.log"
 
@@ -237,6 +240,13 @@ if [[ $mode == generation ]]; then
     timeout 400 python3 bench/generation/compare.py .cache/models/$model --infer-bench build-gpu/bin/infer-bench \
       --points "${INFER_GEN_POINTS:-cuda:f16:1,cuda:f16:32,cuda:f32:1,cpu:f32:1}" --prompt 32 --new 64 --runs 5 \
       --json "$logs/generation-$model.json" >>"$logs/generation-speed.log" 2>&1 || status=1
+    # The CPU at other thread counts (both sides), e.g. INFER_GEN_CPU_THREADS="8 4": where the
+    # cores are hyperthreads, all of them may be slower than half.
+    for threads in ${INFER_GEN_CPU_THREADS:-}; do
+      echo "== $model on the CPU with $threads threads" >>"$logs/generation-speed.log"
+      timeout 200 python3 bench/generation/compare.py .cache/models/$model --infer-bench build-gpu/bin/infer-bench \
+        --points cpu:f32:1 --prompt 32 --new 64 --runs 5 --threads "$threads" >>"$logs/generation-speed.log" 2>&1 || status=1
+    done
   done
   [[ -f "$logs/generation-speed.log" ]] && cat "$logs/generation-speed.log"
   echo "gpu-check: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $SECONDS s"
