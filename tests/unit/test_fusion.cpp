@@ -351,6 +351,26 @@ TEST_CASE("T5's attention fuses: no scale, a position bias and a mask added in t
 // type: a Cast widened the product's output into the layer norm and another narrowed its result
 // for the next product. Both fold into AddLayerNormalization (Skip read and Y written in the low
 // type), and the results stay as close to f32 as before.
+namespace {
+
+// `graph` (input x [2, 4, 16], output y) in f16 and bf16 sessions: one `norm` node, `casts` Casts
+// left, and y within the low types' error of the f32 session's.
+void check_norm_casts_folded(const Graph& graph, const std::string& norm, size_t casts) {
+    const Batch input{{"x", ramp({2, 4, 16}, 0.11f, -3.0f)}};
+    const std::vector<float> reference = Session(graph).run(input)["y"].to_vector<float>();
+    for (const Precision precision : {Precision::f16, Precision::bf16}) {
+        INFO(precision_name(precision));
+        Session session(graph, {.precision = precision});
+        const std::vector<float> got = session.run(input)["y"].to_vector<float>();
+        CHECK(count_op(session.placement(), norm) == 1);
+        CHECK(count_op(session.placement(), "Cast") == casts);
+        REQUIRE(got.size() == reference.size());
+        for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(reference[i]).margin(3e-2).epsilon(2e-2));
+    }
+}
+
+}  // namespace
+
 TEST_CASE("f16 and bf16 sessions fold the casts around a residual layer norm into it", "[fusion][precision]") {
     GraphBuilder b;
     auto x = b.input("x", DType::f32, {2, 4, 16});
@@ -358,20 +378,9 @@ TEST_CASE("f16 and bf16 sessions fold the casts around a residual layer norm int
     auto sum = b.add(x, h);
     auto normed = b.layer_norm(sum, b.constant(ramp({16}, 0.03f, 0.7f)), b.constant(ramp({16}, 0.02f, -0.1f)));
     b.output("y", b.add(sum, b.matmul(normed, b.constant(ramp({16, 16}, 0.007f, -0.5f)))));
-    const Graph graph = b.build();
-    const Batch input{{"x", ramp({2, 4, 16}, 0.11f, -3.0f)}};
-    const std::vector<float> reference = Session(graph).run(input)["y"].to_vector<float>();
-    for (const Precision precision : {Precision::f16, Precision::bf16}) {
-        INFO(precision_name(precision));
-        Session session(graph, {.precision = precision});
-        const std::vector<float> got = session.run(input)["y"].to_vector<float>();
-        // Left: x narrowed for the first product, the second product's output widened for the
-        // residual Add; none around the layer norm.
-        CHECK(count_op(session.placement(), "Cast") == 2);
-        CHECK(count_op(session.placement(), "AddLayerNormalization") == 1);
-        REQUIRE(got.size() == reference.size());
-        for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(reference[i]).margin(3e-2).epsilon(2e-2));
-    }
+    // Left: x narrowed for the first product, the second product's output widened for the
+    // residual Add; none around the layer norm.
+    check_norm_casts_folded(b.build(), "AddLayerNormalization", 2);
 }
 
 namespace {
@@ -446,20 +455,9 @@ TEST_CASE("f16 and bf16 sessions fold the casts around an RMS normalization into
     auto h = b.matmul(x, b.constant(ramp({16, 16}, 0.01f, -0.8f)));
     auto normed = rms_norm_spelled(b, b.add(x, h), b.constant(ramp({16}, 0.03f, 0.7f)), false, false);
     b.output("y", b.matmul(normed, b.constant(ramp({16, 16}, 0.007f, -0.5f))));
-    const Graph graph = b.build();
-    const Batch input{{"x", ramp({2, 4, 16}, 0.11f, -3.0f)}};
-    const std::vector<float> reference = Session(graph).run(input)["y"].to_vector<float>();
-    for (const Precision precision : {Precision::f16, Precision::bf16}) {
-        INFO(precision_name(precision));
-        Session session(graph, {.precision = precision});
-        const std::vector<float> got = session.run(input)["y"].to_vector<float>();
-        CHECK(count_op(session.placement(), "RMSNormalization") == 1);
-        // x narrowed for the first product, that product widened for the residual Add, the
-        // output widened; the norm's own narrowing for the second product folded into it.
-        CHECK(count_op(session.placement(), "Cast") == 3);
-        REQUIRE(got.size() == reference.size());
-        for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(reference[i]).margin(3e-2).epsilon(2e-2));
-    }
+    // x narrowed for the first product, that product widened for the residual Add, the
+    // output widened; the norm's own narrowing for the second product folded into it.
+    check_norm_casts_folded(b.build(), "RMSNormalization", 3);
 }
 
 // AddLayerNormalization's folded form (Skip and Y in f16/bf16 beside an f32 X) written by hand:

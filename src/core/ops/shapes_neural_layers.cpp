@@ -180,18 +180,27 @@ DType dtype_rms_norm(const InferenceContext& ctx, size_t) {
     }
 }
 
+namespace {
+
+// The first normalized axis of X (the normalizations' "axis" attribute, default -1), or the
+// node's error when it is out of X's range.
+size_t normalized_from(const InferenceContext& ctx, const Shape& x) {
+    try {
+        return x.normalize_axis(ctx.attrs().get_int("axis", -1));
+    } catch (const InvalidArgument& e) {
+        ctx.fail(e.what());
+    }
+}
+
+}  // namespace
+
 std::vector<Shape> shape_rms_norm(const InferenceContext& ctx) {
     const auto is_float = [](DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::f64; };
     if (!is_float(ctx.dtype(0)) || !is_float(ctx.dtype(1)) || !is_float(dtype_rms_norm(ctx, 0)))
         ctx.fail("X, Scale and Y must be floating-point (X " + std::string(dtype_name(ctx.dtype(0))) + ", Scale " +
                  std::string(dtype_name(ctx.dtype(1))) + ")");
     const Shape& x = ctx.shape(0);
-    size_t axis = 0;
-    try {
-        axis = x.normalize_axis(ctx.attrs().get_int("axis", -1));
-    } catch (const InvalidArgument& e) {
-        ctx.fail(e.what());
-    }
+    const size_t axis = normalized_from(ctx, x);
     // Scale broadcasts to X[axis:]: each of its trailing dims 1 or X's (dims unknown until run
     // time match any).
     const Shape& scale = ctx.shape(1);
@@ -209,12 +218,7 @@ std::vector<Shape> shape_rms_norm(const InferenceContext& ctx) {
 
 std::vector<Shape> shape_layer_norm(const InferenceContext& ctx) {
     const Shape& in = ctx.shape(0);
-    size_t axis = 0;
-    try {
-        axis = in.normalize_axis(ctx.attrs().get_int("axis", -1));
-    } catch (const InvalidArgument& e) {
-        ctx.fail(e.what());
-    }
+    const size_t axis = normalized_from(ctx, in);
     std::vector<int64_t> stat_dims(in.dims());
     for (size_t i = axis; i < stat_dims.size(); ++i) stat_dims[i] = 1;
     std::vector<Shape> shapes{in};

@@ -80,21 +80,19 @@ void fuse_conv_epilogue(Rewriter& rewriter, const PassContext& context) {
                 result = p.node(k).outputs[0];
             }
         } else if (const int s = p.sole_reader(result, hard_swish); s >= 0) {
-            nodes.push_back(s);
-            attributes.set("activation", std::string("HardSwish"));
-            result = p.node(s).outputs[0];
+            Attributes with = attributes;
+            with.set("activation", std::string("HardSwish"));
+            // Only where the target's epilogue takes it (CUDA's clamps only).
+            const NodeIR probe{"FusedConv", p.node(s).name, inputs, {p.node(s).outputs[0]}, with};
+            if (context.target_supports(p.graph(), probe)) {
+                nodes.push_back(s);
+                attributes = std::move(with);
+                result = p.node(s).outputs[0];
+            }
         }
         if (nodes.size() == 1) continue;
         while (inputs.back() < 0) inputs.pop_back();  // no absent input at the end
-        NodeIR fused{"FusedConv", p.node(nodes.back()).name, inputs, {result}, attributes};
-        if (attributes.get_string("activation", "") == "HardSwish" && !context.target_supports(p.graph(), fused)) {
-            nodes.pop_back();  // the target has no HardSwish epilogue: keep the HardSwish node
-            result = p.node(nodes.back()).outputs[0];
-            attributes.set("activation", std::string(""));
-            if (nodes.size() == 1) continue;
-            fused = NodeIR{"FusedConv", p.node(nodes.back()).name, inputs, {result}, attributes};
-        }
-        rewriter.replace(nodes, std::move(fused));
+        rewriter.replace(nodes, NodeIR{"FusedConv", p.node(nodes.back()).name, inputs, {result}, attributes});
     }
 }
 
