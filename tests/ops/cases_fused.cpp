@@ -1,10 +1,71 @@
 // Cases for the fused family: each against the chain of ONNX ops it stands for.
 #include "op_case.hpp"
+#include "reference_neural.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 namespace ops {
+
+namespace {
+
+// The channel-last forms (passes/channels_last_integer.cpp): X and Y [N, H, W, C], each against
+// its ONNX op on the channel-first reading, turned back. Constant weights take the packed int8
+// kernel: a 3x3 layer with channel tails (20 in, 19 out) over two images, a 1x1 layer without
+// padding (each pixel's channels are its patch), a 3-colour 7x7 stem with stride 2, an i8 X;
+// a weight computed at run time takes the direct loops. Scales keep most outputs inside Y's range.
+void add_channels_last(std::vector<Case>& c) {
+    struct ConvSpec { Dims x, w, pads, strides; DType type; bool constant_weight; };
+    for (const ConvSpec& s : {ConvSpec{{2, 5, 6, 20}, {19, 20, 3, 3}, {1, 1, 1, 1}, {1, 1}, DType::u8, true},
+                              ConvSpec{{1, 4, 5, 32}, {40, 32, 1, 1}, {0, 0, 0, 0}, {1, 1}, DType::u8, true},
+                              ConvSpec{{1, 15, 13, 3}, {16, 3, 7, 7}, {3, 3, 3, 3}, {2, 2}, DType::u8, true},
+                              ConvSpec{{1, 6, 5, 17}, {33, 17, 3, 3}, {1, 0, 1, 1}, {2, 1}, DType::i8, true},
+                              ConvSpec{{2, 5, 6, 7}, {5, 7, 2, 3}, {0, 1, 1, 0}, {1, 2}, DType::u8, false}}) {
+        const bool u8 = s.type == DType::u8;
+        const int64_t lo = u8 ? 0 : -128, hi = u8 ? 255 : 127, m = s.w[0];
+        const auto zero = [&](const std::string& name, Shape shape) { return integers(name, shape, u8 ? 100 : -20, u8 ? 150 : 20, s.type); };
+        // A model's weight, its scales and zero points are constants (the packed kernel needs them so).
+        InputSpec w = integers("W", Shape(s.w), lo, hi, s.type), w_scale = typed(positive("WS", {m}, 0.05), DType::f32),
+                  w_zero = zero("WZ", {m});
+        w.weight = w_scale.weight = w_zero.weight = s.constant_weight;
+        Case q{"ChannelsLastQLinearConv",
+               Shape(s.x).to_string() + " " + Shape(s.w).to_string() + " pads " + Shape(s.pads).to_string() + " strides " +
+                   Shape(s.strides).to_string() + " " + std::string(infer::dtype_name(s.type)) +
+                   (s.constant_weight ? " constant weight" : " weight input"),
+               {integers("X", Shape(s.x), lo, hi, s.type), typed(positive("XS", {}, 0.05), DType::f32), zero("XZ", {}), w,
+                w_scale, w_zero, typed(positive("YS", {}, 2.0), DType::f32),
+                zero("YZ", {}), integers("B", {m}, -500, 500, DType::i32)},
+               node("ChannelsLastQLinearConv", {{"pads", s.pads}, {"strides", s.strides}}), [s, lo, hi](const auto& v, DType) {
+                   RefTensor acc = ref::conv_integer(ref::transpose(v[0], {0, 3, 1, 2}), v[3], v[2].data[0], v[5], s.pads, s.strides);
+                   for (int64_t i = 0; i < ref::numel(acc.shape); ++i) acc.data[i] += v[8].data[ref::unravel(i, acc.shape)[1]];
+                   std::vector<double> multiplier;
+                   for (double ws : v[4].data) multiplier.push_back(v[1].data[0] * ws / v[6].data[0]);
+                   return std::vector{ref::transpose(ref::requantize(acc, multiplier, v[7].data[0], lo, hi), {0, 2, 3, 1})};
+               }};
+        q.dtypes = {s.type};
+        c.push_back(q);
+    }
+    // ChannelsLastMaxPool over each type's whole range (padding must never win): ResNet's stem
+    // pool (3x3, stride 2, pads 1) on 24 channels, and a 2x3 window without padding on 5.
+    struct PoolSpec { Dims x, kernel, strides, pads; DType type; };
+    for (const PoolSpec& s : {PoolSpec{{2, 9, 11, 24}, {3, 3}, {2, 2}, {1, 1, 1, 1}, DType::u8},
+                              PoolSpec{{1, 6, 7, 5}, {2, 3}, {1, 2}, {0, 0, 0, 0}, DType::i8}}) {
+        const bool u8 = s.type == DType::u8;
+        Case pool{"ChannelsLastMaxPool",
+                  Shape(s.x).to_string() + " k" + Shape(s.kernel).to_string() + " s" + Shape(s.strides).to_string() + " p" +
+                      Shape(s.pads).to_string() + " " + std::string(infer::dtype_name(s.type)),
+                  {integers("X", Shape(s.x), u8 ? 0 : -128, u8 ? 255 : 127, std::nullopt)},
+                  node("ChannelsLastMaxPool", {{"kernel_shape", s.kernel}, {"strides", s.strides}, {"pads", s.pads}}),
+                  [s](const auto& v, DType) {
+                      const ref::Window window{s.kernel, s.strides, {}, s.pads};
+                      return std::vector{ref::transpose(ref::max_pool(ref::transpose(v[0], {0, 3, 1, 2}), window), {0, 2, 3, 1})};
+                  }};
+        pool.dtypes = {s.type};
+        c.push_back(pool);
+    }
+}
+
+}  // namespace
 
 std::vector<Case> fused_cases() {
     std::vector<Case> c;
@@ -247,6 +308,7 @@ std::vector<Case> fused_cases() {
         q.dtypes = {s.in};
         c.push_back(q);
     }
+    add_channels_last(c);
     return c;
 }
 

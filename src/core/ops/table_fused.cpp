@@ -136,6 +136,46 @@ std::vector<Shape> shape_quantized_add(const InferenceContext& ctx) {
     }
 }
 
+// The channel-last forms of a convolution and a pool: X [N, spatial..., C], Y [N, spatial...,
+// channels] (the window geometry is the one of X's channel-first reading). Between 8-bit
+// convolutions a CPU keeps each pixel's channels together (passes/channels_last_integer.cpp):
+// a product reads a pixel's channels as one row, so no layout change is needed per layer.
+Shape channels_last_window(const InferenceContext& ctx, int64_t channels, const std::vector<int64_t>& kernel_from_weights) {
+    const Shape& x = ctx.shape(0);
+    if (x.rank() < 3) ctx.fail("input must be [N, spatial..., C], got " + x.to_string());
+    std::vector<int64_t> dims{x[0]};
+    try {
+        const WindowParams p = read_window_params(ctx.attrs(), x.rank() - 2, kernel_from_weights);
+        for (const WindowGeometry& g : window_geometry(p, std::vector<int64_t>(x.dims().begin() + 1, x.dims().end() - 1)))
+            dims.push_back(g.out);
+    } catch (const ModelError& e) {
+        ctx.fail(e.what());
+    }
+    dims.push_back(channels);
+    return Shape(dims);
+}
+
+// ChannelsLastQLinearConv: QLinearConv's inputs and attributes, X and Y channel-last (W as
+// ONNX has it, [M, C/group, kernel...]).
+std::vector<Shape> shape_channels_last_qlinear_conv(const InferenceContext& ctx) {
+    const Shape& x = ctx.shape(0);
+    const Shape& w = ctx.shape(3);
+    if (w.rank() != x.rank()) ctx.fail("weights " + w.to_string() + " and input " + x.to_string() + " differ in rank");
+    const int64_t group = ctx.attrs().get_int("group", 1), channels = x.rank() ? x[x.rank() - 1] : 0;
+    if (group < 1) ctx.fail("group must be positive");
+    if (channels != kDynamic && w[1] != kDynamic && w[1] * group != channels)
+        ctx.fail("input has " + std::to_string(channels) + " channels; weights expect " + std::to_string(w[1]) + " x group " +
+                 std::to_string(group));
+    return {channels_last_window(ctx, w[0], std::vector<int64_t>(w.dims().begin() + 2, w.dims().end()))};
+}
+
+// ChannelsLastMaxPool: MaxPool's attributes (no Indices), X and Y channel-last.
+std::vector<Shape> shape_channels_last_max_pool(const InferenceContext& ctx) {
+    if (!ctx.attrs().has("kernel_shape")) ctx.fail("kernel_shape is required");
+    const Shape& x = ctx.shape(0);
+    return {channels_last_window(ctx, x.rank() ? x[x.rank() - 1] : 0, {})};
+}
+
 // AddLayerNormalization(X, Skip, Scale, Bias?) → Y = LayerNorm(X + Skip) over the last axis,
 // and optionally Sum = X + Skip (the residual stream, when it is read further on). After the
 // f16/bf16 lowering (passes/fold_norm_casts.cpp) an f32 node may take Skip in the low type and
@@ -228,6 +268,8 @@ std::vector<OpSchema> fused_op_schemas() {
         {"ConvIntegerToFloat", 3, 8, 1, 1, 0, dtype_f32, shape_conv_integer_to_float, 0, kFusedF32},
         // Bytes in, bytes out: no precision of its own to lower.
         {"QuantizedAdd", 8, 8, 1, 1, 0, dtype_of_input7, shape_quantized_add, 0, kFusedF32},
+        {"ChannelsLastQLinearConv", 8, 9, 1, 1, 0, dtype_of_input7, shape_channels_last_qlinear_conv, 0, kFusedF32},
+        {"ChannelsLastMaxPool", 1, 1, 1, 1, 0, same, shape_channels_last_max_pool, 0, kFusedF32},
         // keeps_f32 as LayerNormalization does: the residual stream stays in f32.
         {"AddLayerNormalization", 3, 4, 1, 2, 0, dtype_add_layer_norm, shape_add_layer_norm, 0, kFusedF32},
         // Low like the products it is made of; the softmax is computed in f32 inside.

@@ -44,6 +44,8 @@ const std::vector<NamedPass>& session_passes() {
         {"fuse_conv_epilogue", fuse_conv_epilogue},
         {"fuse_add_layer_norm", fuse_add_layer_norm},
         {"quantize_products", quantize_products},
+        // After every pass that makes QLinearConv or QuantizedAdd.
+        {"channels_last_integer", channels_last_integer},
         {"lower_precision", lower_precision_pass},
         {"fold_norm_casts", fold_norm_casts},
     };

@@ -3,6 +3,9 @@
 // accumulation. QLinearConv adds its i32 bias and requantizes with x_scale * w_scale[m] /
 // y_scale; ConvIntegerToFloat scales to f32 and adds its bias (then Y's grid, if given). With constant weights and one
 // group they run as products on the packed int8 kernel instead (PackedIntegerConv).
+// ChannelsLastQLinearConv is QLinearConv with X and Y channel-last ([N, spatial..., C]): the
+// packed kernel reads and writes that layout as it is; the direct loops go through a
+// channel-first copy.
 #include "backends/cpu/kernels/cpu_features.hpp"
 #include "backends/cpu/kernels/int8_gemm.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
@@ -80,14 +83,29 @@ ConvAxes conv_axes(const KernelContext& ctx, const Shape& x, const Shape& w) {
     return g;
 }
 
-// acc[n, m, out positions] = sum over the group's channels and taps of x * w.
-std::vector<int32_t> integer_conv(const KernelContext& ctx, const Tensor& x, const Tensor& w,
+// [N, spatial..., C] as [N, C, spatial...]: the shape a channel-last tensor has read channel-first.
+Shape channels_first(const Shape& channels_last) {
+    std::vector<int64_t> dims{channels_last[0], channels_last[channels_last.rank() - 1]};
+    dims.insert(dims.end(), channels_last.dims().begin() + 1, channels_last.dims().end() - 1);
+    return Shape(dims);
+}
+
+// to[n, j, i] = from[n, i, j] for `rows` i and `cols` j: [N, spatial, C] to [N, C, spatial] and back.
+template <class T>
+void swap_last_two(const T* from, int64_t images, int64_t rows, int64_t cols, T* to) {
+    for (int64_t n = 0; n < images; ++n, from += rows * cols, to += rows * cols)
+        for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < cols; ++j) to[j * rows + i] = from[i * cols + j];
+}
+
+// acc[n, m, out positions] = sum over the group's channels and taps of x * w; x [N, C, spatial...].
+std::vector<int32_t> integer_conv(const KernelContext& ctx, const Shape& x, const Tensor& w,
                                   const std::vector<int32_t>& xv, const std::vector<int32_t>& wv) {
-    const auto& xd = x.shape().dims();
+    const auto& xd = x.dims();
     const auto& wd = w.shape().dims();
     const size_t spatial = xd.size() - 2;
     const int64_t group = ctx.attrs().get_int("group", 1);
-    const ConvAxes g = conv_axes(ctx, x.shape(), w.shape());
+    const ConvAxes g = conv_axes(ctx, x, w.shape());
     const std::vector<Axis>& axes = g.axes;
     const int64_t in_size = g.in_size, taps = g.taps, positions = g.positions;
     const int64_t images = xd[0], channels = xd[1], out_channels = wd[0];
@@ -134,18 +152,18 @@ void conv_integer_kernel(KernelContext& ctx) {
     const Tensor& w = ctx.input(1);
     const int64_t per_channel = w.numel() / std::max<int64_t>(w.shape()[0], 1);
     const std::vector<int32_t> acc =
-        integer_conv(ctx, x, w, widen(ctx, 0, 2, x.numel()), widen(ctx, 1, 3, per_channel));
+        integer_conv(ctx, x.shape(), w, widen(ctx, 0, 2, x.numel()), widen(ctx, 1, 3, per_channel));
     std::copy(acc.begin(), acc.end(), ctx.output(0).data<int32_t>());
 }
 
+// acc [N, M, positions] plus the bias, requantized into py in the same order.
 template <class Q>
-void requantize(const KernelContext& ctx, const std::vector<int32_t>& acc, int64_t out_channels, Tensor& y) {
+void requantize(const KernelContext& ctx, const std::vector<int32_t>& acc, int64_t images, int64_t out_channels, Q* py) {
     const float x_scale = ctx.input(1).data<float>()[0], y_scale = ctx.input(6).data<float>()[0];
     const Tensor& w_scale = ctx.input(4);
     const int32_t zero = ctx.input(7).data<Q>()[0];
     const int32_t* bias = ctx.has_input(8) ? ctx.input(8).data<int32_t>() : nullptr;
-    const int64_t positions = static_cast<int64_t>(acc.size()) / std::max<int64_t>(y.shape()[0] * out_channels, 1);
-    Q* py = y.data<Q>();
+    const int64_t positions = static_cast<int64_t>(acc.size()) / std::max<int64_t>(images * out_channels, 1);
     for (size_t i = 0; i < acc.size(); ++i) {
         const int64_t m = static_cast<int64_t>(i) / positions % out_channels;
         const double scale = double(x_scale) * w_scale.data<float>()[w_scale.numel() == 1 ? 0 : m] / y_scale;
@@ -154,17 +172,33 @@ void requantize(const KernelContext& ctx, const std::vector<int32_t>& acc, int64
     }
 }
 
+// QLinearConv by the direct loops; channel-last X and Y (ChannelsLastQLinearConv) through
+// channel-first copies.
+template <bool kChannelsLast>
 void qlinear_conv_kernel(KernelContext& ctx) {
     require_f32_scales(ctx);
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(3);
     if (ctx.input(1).numel() != 1 || ctx.input(6).numel() != 1) unsupported(ctx, "per-axis x or y scales");
     const int64_t per_channel = w.numel() / std::max<int64_t>(w.shape()[0], 1);
-    const std::vector<int32_t> acc =
-        integer_conv(ctx, x, w, widen(ctx, 0, 2, x.numel()), widen(ctx, 3, 5, per_channel));
+    const Shape x_shape = kChannelsLast ? channels_first(x.shape()) : x.shape();
+    std::vector<int32_t> xv = widen(ctx, 0, 2, x.numel());
+    if (kChannelsLast) {
+        std::vector<int32_t> planes(xv.size());
+        swap_last_two(xv.data(), x_shape[0], x.numel() / std::max<int64_t>(x_shape[0] * x_shape[1], 1), x_shape[1], planes.data());
+        xv = std::move(planes);
+    }
+    const std::vector<int32_t> acc = integer_conv(ctx, x_shape, w, xv, widen(ctx, 3, 5, per_channel));
     Tensor& y = ctx.output(0);
-    if (y.dtype() == DType::u8) requantize<uint8_t>(ctx, acc, w.shape()[0], y);
-    else if (y.dtype() == DType::i8) requantize<int8_t>(ctx, acc, w.shape()[0], y);
+    const int64_t images = x_shape[0], m = w.shape()[0], positions = y.numel() / std::max<int64_t>(images * m, 1);
+    const auto write = [&]<class Q>(Q* py) {
+        if (!kChannelsLast) return requantize<Q>(ctx, acc, images, m, py);
+        std::vector<Q> planes(acc.size());
+        requantize<Q>(ctx, acc, images, m, planes.data());
+        swap_last_two(planes.data(), images, m, positions, py);
+    };
+    if (y.dtype() == DType::u8) write(y.data<uint8_t>());
+    else if (y.dtype() == DType::i8) write(y.data<int8_t>());
     else unsupported(ctx, "output dtype " + std::string(dtype_name(y.dtype())));
 }
 
@@ -176,12 +210,15 @@ enum class ConvOutput { sums, requantized, dequantized };
 // points), QLinearConv (x, its scale and zero point, w, its scales and zero points, y's scale
 // and zero point, the i32 bias) and ConvIntegerToFloat (x, w, the combined scales, the zero
 // points, the f32 bias, y's scale and zero point).
+// ChannelsLastQLinearConv is QLinearConv's form over channel-last X and Y.
 struct IntegerConvForm {
     size_t x, x_zero, w, w_zero;
     ConvOutput output;
+    bool channels_last = false;
 };
 constexpr IntegerConvForm kConvInteger{0, 2, 1, 3, ConvOutput::sums};
 constexpr IntegerConvForm kQLinearConv{0, 2, 3, 5, ConvOutput::requantized};
+constexpr IntegerConvForm kChannelsLastQLinearConv{0, 2, 3, 5, ConvOutput::requantized, true};
 constexpr IntegerConvForm kConvIntegerToFloat{0, 3, 1, 4, ConvOutput::dequantized};
 
 // ConvIntegerToFloat where the packed kernel does not take it (groups, weights computed at run
@@ -192,7 +229,7 @@ void conv_integer_to_float_kernel(KernelContext& ctx) {
     const Tensor& w = ctx.input(1);
     const int64_t m = w.shape()[0];
     const int64_t per_channel = w.numel() / std::max<int64_t>(m, 1);
-    const std::vector<int32_t> acc = integer_conv(ctx, x, w, widen(ctx, 0, 3, x.numel()), widen(ctx, 1, 4, per_channel));
+    const std::vector<int32_t> acc = integer_conv(ctx, x.shape(), w, widen(ctx, 0, 3, x.numel()), widen(ctx, 1, 4, per_channel));
     const Tensor& scale = ctx.input(2);
     const float* ps = scale.data<float>();
     const float* bias = ctx.has_input(5) ? ctx.input(5).data<float>() : nullptr;
@@ -232,6 +269,26 @@ void positions_to_channels(const uint8_t* from, int64_t positions, int64_t chann
             for (int64_t c = c0; c < last; ++c)
                 for (int64_t p = c0 + 16 <= channels ? whole_positions : 0; p < positions; ++p)
                     to[c * positions + p] = from[p * channels + c];
+        }
+    });
+}
+
+// An image's 8-bit channel-major planes [channels, pixels] to channel-last [pixels, channels].
+// Blocks of 64 pixels: each channel's run read contiguously, the block written in L1; sixteen
+// channels by sixteen pixels at a time in registers where they fill the block.
+void to_channels_last(const uint8_t* image, int64_t channels, int64_t in_size, uint8_t* pixels) {
+    const int64_t whole_channels = channels / 16 * 16;
+    parallel_for((in_size + 63) / 64, grain_for(64 * channels), [&](int64_t begin, int64_t end) {
+        for (int64_t block = begin; block < end; ++block) {
+            const int64_t first = block * 64, last = std::min(in_size, first + 64);
+            const int64_t whole_pixels = first + (last - first) / 16 * 16;
+            for (int64_t c = 0; c < whole_channels; c += 16)
+                for (int64_t i = first; i < whole_pixels; i += 16)
+                    transpose16x16_bytes(image + c * in_size + i, in_size, pixels + i * channels + c, channels);
+            for (int64_t c = 0; c < channels; ++c) {
+                const uint8_t* plane = image + c * in_size;
+                for (int64_t i = c < whole_channels ? whole_pixels : first; i < last; ++i) pixels[i * channels + c] = plane[i];
+            }
         }
     });
 }
@@ -308,9 +365,10 @@ public:
         const Tensor& x = ctx.input(form_.x);
         Tensor& y = ctx.output(0);
         if (y.numel() == 0) return;
-        const auto& xd = x.shape().dims();
+        const Shape x_shape = form_.channels_last ? channels_first(x.shape()) : x.shape();
+        const auto& xd = x_shape.dims();
         const size_t spatial = xd.size() - 2;
-        const ConvAxes g = conv_axes(ctx, x.shape(), ctx.input(form_.w).shape());
+        const ConvAxes g = conv_axes(ctx, x_shape, ctx.input(form_.w).shape());
         const std::vector<Axis>& axes = g.axes;
         const int64_t in_size = g.in_size, taps = g.taps, positions = g.positions;
         const int64_t images = xd[0], channels = xd[1], m = out_channels_, k = k_, stride = int8_row_stride(layout_);
@@ -319,6 +377,7 @@ public:
         const auto pad = static_cast<uint8_t>(x_zero);  // the zero point's bits, as x stores them
         Epilogue state{packed_column_sums(layout_, weight_.data<uint8_t>()), w_zero_.data(), nullptr, x_zero + (signed_x ? 128 : 0),
                        k, positions, m, nullptr, y.dtype()};
+        state.position_major = form_.channels_last;
         std::vector<double> multipliers;
         std::vector<float> narrow_multipliers, scales, bias;
         if (form_.output == ConvOutput::dequantized) {
@@ -342,44 +401,30 @@ public:
             state.y_zero = int8_value(ctx.input(7), 0);
             state.bias = ctx.has_input(8) ? ctx.input(8).data<int32_t>() : nullptr;
         }
-        // x's image channel-last (each pixel's channels together), then each output position's
-        // patch is its taps' pixels one after another: whole channel runs copied, not gathered.
-        // 8-bit output on AVX-512 is staged position-major (each tile's rows stored whole), then
-        // turned channel-major 16x16 bytes at a time.
-        const bool staged = form_.output == ConvOutput::requantized && has_avx512_bw();
-        const int64_t staged_bytes = staged ? positions * m : 0;
+        // x's image channel-last (each pixel's channels together; so it comes from
+        // ChannelsLastQLinearConv), then each output position's patch is its taps' pixels one
+        // after another: whole channel runs copied, not gathered. 8-bit output on AVX-512 is
+        // stored position-major (each tile's rows whole): straight into a channel-last Y, else
+        // staged and turned channel-major 16x16 bytes at a time.
+        // (AVX-512 BW comes with the VNNI kernel; INFER_INT8_KERNEL=avx2 takes the plain writes too.)
+        const bool staged = form_.output == ConvOutput::requantized && layout_.kernel == Int8Kernel::avx512_vnni;
+        const int64_t staged_bytes = staged && !form_.channels_last ? positions * m : 0;
+        const int64_t pixel_bytes = form_.channels_last ? 0 : channels * in_size;
         auto* workspace = static_cast<uint8_t*>(ctx.workspace(
-            static_cast<size_t>(channels * in_size + positions * (k + stride) + staged_bytes) + positions * sizeof(int32_t)));
-        uint8_t* pixels = workspace;
-        uint8_t* patches = pixels + channels * in_size;
+            static_cast<size_t>(pixel_bytes + positions * (k + stride) + staged_bytes) + positions * sizeof(int32_t)));
+        uint8_t* patches = workspace + pixel_bytes;
         uint8_t* rows = patches + positions * k;
         auto* row_sums = reinterpret_cast<int32_t*>(rows + positions * stride);
         uint8_t* staging = reinterpret_cast<uint8_t*>(row_sums + positions);
         state.row_sums = row_sums;
-        if (staged) state.staging = staging;
         const auto* px = static_cast<const uint8_t*>(x.raw_data());
         const bool pointwise = taps == 1 && std::all_of(axes.begin(), axes.end(), [](const Axis& a) {
             return a.stride == 1 && a.pad_begin == 0 && a.out == a.in;
         });
         for (int64_t n = 0; n < images; ++n) {
             const uint8_t* image = px + n * channels * in_size;
-            // Blocks of 64 pixels: each channel's run read contiguously, the block written in L1;
-            // sixteen channels by sixteen pixels at a time in registers where they fill the block.
-            const int64_t whole_channels = channels / 16 * 16;
-            parallel_for((in_size + 63) / 64, grain_for(64 * channels), [&](int64_t begin, int64_t end) {
-                for (int64_t block = begin; block < end; ++block) {
-                    const int64_t first = block * 64, last = std::min(in_size, first + 64);
-                    const int64_t whole_pixels = first + (last - first) / 16 * 16;
-                    for (int64_t c = 0; c < whole_channels; c += 16)
-                        for (int64_t i = first; i < whole_pixels; i += 16)
-                            transpose16x16_bytes(image + c * in_size + i, in_size, pixels + i * channels + c, channels);
-                    for (int64_t c = 0; c < channels; ++c) {
-                        const uint8_t* plane = image + c * in_size;
-                        for (int64_t i = c < whole_channels ? whole_pixels : first; i < last; ++i)
-                            pixels[i * channels + c] = plane[i];
-                    }
-                }
-            });
+            const uint8_t* pixels = form_.channels_last ? image : workspace;
+            if (!form_.channels_last) to_channels_last(image, channels, in_size, workspace);
             const auto copy_pixel = [&](uint8_t* patch, bool inside, int64_t offset) {
                 if (channels < 16) {  // an image's 3 colour channels: no call per tap
                     const uint8_t* from = pixels + offset * channels;
@@ -451,8 +496,9 @@ public:
             }
             pack_int8_rows(pointwise ? pixels : patches, positions, k, stride, signed_x, rows, row_sums);
             state.out = static_cast<char*>(y.raw_data()) + static_cast<size_t>(n * m * positions) * dtype_size(y.dtype());
+            if (staged) state.staging = form_.channels_last ? static_cast<uint8_t*>(state.out) : staging;
             gemm_u8s8(layout_, weight_.data<uint8_t>(), rows, positions, &Epilogue::tile, &state);
-            if (staged) positions_to_channels(staging, positions, m, static_cast<uint8_t*>(state.out));
+            if (staged && !form_.channels_last) positions_to_channels(staging, positions, m, static_cast<uint8_t*>(state.out));
         }
     }
 
@@ -478,6 +524,7 @@ private:
         // exactly).
         bool vector_float = false;
         uint8_t* staging = nullptr;  // requantized output, position-major [positions, channels]
+        bool position_major = false;  // write() stores Y [positions, channels] (channel-last)
         const float* narrow_multipliers = nullptr;  // the multipliers in f32
         static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
             const auto& e = *static_cast<const Epilogue*>(self);
@@ -616,6 +663,10 @@ private:
                     requantize_row(sums, multipliers + col0, y_zero, values[r], cols);
                 }
             }
+            if (position_major) {
+                for (int64_t r = 0; r < rows; ++r) std::copy_n(values[r], cols, y + (row0 + r) * out_channels + col0);
+                return;
+            }
             for (int64_t c = 0; c < cols; ++c)
                 for (int64_t r = 0; r < rows; ++r) y[(col0 + c) * positions + row0 + r] = values[r][c];
         }
@@ -641,7 +692,8 @@ KernelFactory integer_conv_kernel(IntegerConvForm form, Kernel plain) {
 void register_integer_conv_kernels(KernelRegistry& r) {
     for (DType t : {DType::u8, DType::i8}) {
         r.add_compiled("ConvInteger", t, integer_conv_kernel(kConvInteger, conv_integer_kernel));
-        r.add_compiled("QLinearConv", t, integer_conv_kernel(kQLinearConv, qlinear_conv_kernel));
+        r.add_compiled("QLinearConv", t, integer_conv_kernel(kQLinearConv, qlinear_conv_kernel<false>));
+        r.add_compiled("ChannelsLastQLinearConv", t, integer_conv_kernel(kChannelsLastQLinearConv, qlinear_conv_kernel<true>));
         r.add_compiled("ConvIntegerToFloat", t, integer_conv_kernel(kConvIntegerToFloat, conv_integer_to_float_kernel));
     }
 }

@@ -1,5 +1,5 @@
 // MaxPool (with its Indices output), AveragePool (1-D to 3-D windows), GlobalAveragePool and
-// MaxUnpool over [N, C, spatial...].
+// MaxUnpool over [N, C, spatial...]; ChannelsLastMaxPool of 8-bit data over [N, spatial..., C].
 #include "backends/cpu/kernels/cpu_features.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
@@ -175,6 +175,39 @@ void max_pool_2d_rows_integer(const T* px, T* py, int64_t planes, const std::arr
     });
 }
 
+// ChannelsLastMaxPool of 8-bit X [N, spatial..., C] (passes/channels_last_integer.cpp): each
+// output pixel's C maxima together, the window's pixels taken a whole channel row at a time
+// (elementwise_max, vectorized over the channels); in parallel over output pixels.
+template <class T>
+void channels_last_max_pool_kernel(KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    const Shape& s = x.shape();
+    const int64_t images = s[0], channels = s[s.rank() - 1];
+    std::vector<int64_t> channel_first{images, channels};
+    channel_first.insert(channel_first.end(), s.dims().begin() + 1, s.dims().end() - 1);
+    const std::array<PoolAxis, kPoolAxes> a = pool_axes(ctx, Shape(channel_first));
+    const T* px = x.data<T>();
+    T* py = ctx.output(0).data<T>();
+    const int64_t out_pixels = a[0].out * a[1].out * a[2].out;
+    parallel_for(images * out_pixels, grain_for(channels * a[0].kernel * a[1].kernel * a[2].kernel), [&](int64_t begin, int64_t end) {
+        for (int64_t o = begin; o < end; ++o) {
+            const int64_t n = o / out_pixels, pixel = o % out_pixels;
+            const int64_t at[kPoolAxes] = {pixel / (a[1].out * a[2].out), pixel / a[2].out % a[1].out, pixel % a[2].out};
+            Taps t[kPoolAxes];
+            for (size_t d = 0; d < kPoolAxes; ++d) t[d] = taps(a[d], at[d]);
+            T* row = py + o * channels;
+            std::fill_n(row, channels, std::numeric_limits<T>::lowest());
+            for (int64_t kd = t[0].first; kd < t[0].last; ++kd)
+                for (int64_t kh = t[1].first; kh < t[1].last; ++kh)
+                    for (int64_t kw = t[2].first; kw < t[2].last; ++kw) {
+                        const auto input_at = [&](size_t d, int64_t k) { return at[d] * a[d].stride - a[d].pad_begin + k * a[d].dilation; };
+                        const int64_t from = ((n * a[0].in + input_at(0, kd)) * a[1].in + input_at(1, kh)) * a[2].in + input_at(2, kw);
+                        elementwise_max(row, px + from * channels, channels);
+                    }
+        }
+    });
+}
+
 // T is float for AveragePool and for MaxPool of floats (f16/bf16 convert at the boundary), or
 // an integer type for MaxPool. MaxPool's optional Indices output gets the flat (row-major)
 // index into X of each maximum, the first one on ties.
@@ -341,6 +374,8 @@ void register_pool_kernels(KernelRegistry& r) {
     r.add("MaxPool", DType::u8, pool_kernel<true, uint8_t>);
     r.add("MaxPool", DType::i8, pool_kernel<true, int8_t>);
     r.add("MaxPool", DType::f64, pool_kernel<true, double>);
+    r.add("ChannelsLastMaxPool", DType::u8, channels_last_max_pool_kernel<uint8_t>);
+    r.add("ChannelsLastMaxPool", DType::i8, channels_last_max_pool_kernel<int8_t>);
     add_floating(r, "AveragePool", pool_kernel<false, float>);
     r.add("AveragePool", DType::f64, pool_kernel<false, double>);
     add_floating(r, "GlobalAveragePool", global_average_pool_kernel);
