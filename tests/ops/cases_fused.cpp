@@ -13,25 +13,30 @@ namespace {
 // its ONNX op on the channel-first reading, turned back. Constant weights take the packed int8
 // kernel: a 3x3 layer with channel tails (20 in, 19 out) over two images, a 1x1 layer without
 // padding (each pixel's channels are its patch), a 3-colour 7x7 stem with stride 2, an i8 X;
-// a weight computed at run time takes the direct loops. Scales keep most outputs inside Y's range.
+// symmetric i8 weights (zero points 0, as quantize_static writes them) under a u8 X, where the
+// product reads the patches as they are; a weight computed at run time takes the direct loops.
+// Scales keep most outputs inside Y's range.
 void add_channels_last(std::vector<Case>& c) {
-    struct ConvSpec { Dims x, w, pads, strides; DType type; bool constant_weight; };
+    struct ConvSpec { Dims x, w, pads, strides; DType type; bool constant_weight, symmetric = false; };
     for (const ConvSpec& s : {ConvSpec{{2, 5, 6, 20}, {19, 20, 3, 3}, {1, 1, 1, 1}, {1, 1}, DType::u8, true},
                               ConvSpec{{1, 4, 5, 32}, {40, 32, 1, 1}, {0, 0, 0, 0}, {1, 1}, DType::u8, true},
                               ConvSpec{{1, 15, 13, 3}, {16, 3, 7, 7}, {3, 3, 3, 3}, {2, 2}, DType::u8, true},
                               ConvSpec{{1, 6, 5, 17}, {33, 17, 3, 3}, {1, 0, 1, 1}, {2, 1}, DType::i8, true},
+                              ConvSpec{{2, 7, 6, 16}, {21, 16, 3, 3}, {1, 1, 1, 1}, {1, 1}, DType::u8, true, true},
+                              ConvSpec{{1, 5, 4, 24}, {18, 24, 1, 1}, {0, 0, 0, 0}, {1, 1}, DType::u8, true, true},
                               ConvSpec{{2, 5, 6, 7}, {5, 7, 2, 3}, {0, 1, 1, 0}, {1, 2}, DType::u8, false}}) {
         const bool u8 = s.type == DType::u8;
         const int64_t lo = u8 ? 0 : -128, hi = u8 ? 255 : 127, m = s.w[0];
         const auto zero = [&](const std::string& name, Shape shape) { return integers(name, shape, u8 ? 100 : -20, u8 ? 150 : 20, s.type); };
         // A model's weight, its scales and zero points are constants (the packed kernel needs them so).
-        InputSpec w = integers("W", Shape(s.w), lo, hi, s.type), w_scale = typed(positive("WS", {m}, 0.05), DType::f32),
-                  w_zero = zero("WZ", {m});
+        InputSpec w = s.symmetric ? integers("W", Shape(s.w), -127, 127, DType::i8) : integers("W", Shape(s.w), lo, hi, s.type),
+                  w_scale = typed(positive("WS", {m}, 0.05), DType::f32),
+                  w_zero = s.symmetric ? integers("WZ", {m}, 0, 0, DType::i8) : zero("WZ", {m});
         w.weight = w_scale.weight = w_zero.weight = s.constant_weight;
         Case q{"ChannelsLastQLinearConv",
                Shape(s.x).to_string() + " " + Shape(s.w).to_string() + " pads " + Shape(s.pads).to_string() + " strides " +
                    Shape(s.strides).to_string() + " " + std::string(infer::dtype_name(s.type)) +
-                   (s.constant_weight ? " constant weight" : " weight input"),
+                   (s.constant_weight ? " constant weight" : " weight input") + (s.symmetric ? " i8 symmetric" : ""),
                {integers("X", Shape(s.x), lo, hi, s.type), typed(positive("XS", {}, 0.05), DType::f32), zero("XZ", {}), w,
                 w_scale, w_zero, typed(positive("YS", {}, 2.0), DType::f32),
                 zero("YZ", {}), integers("B", {m}, -500, 500, DType::i32)},

@@ -327,6 +327,7 @@ public:
         w_zero_.assign(static_cast<size_t>(m), w.dtype() == DType::u8 ? -128 : 0);
         if (zero)
             for (int64_t o = 0; o < m; ++o) w_zero_[static_cast<size_t>(o)] += int8_value(*zero, zero->numel() == 1 ? 0 : o);
+        symmetric_weights_ = std::all_of(w_zero_.begin(), w_zero_.end(), [](int32_t z) { return z == 0; });
     }
 
     static bool takes(const CompileContext& c, IntegerConvForm form) {
@@ -410,13 +411,19 @@ public:
         const bool staged = form_.output == ConvOutput::requantized && layout_.kernel == Int8Kernel::avx512_vnni;
         const int64_t staged_bytes = staged && !form_.channels_last ? positions * m : 0;
         const int64_t pixel_bytes = form_.channels_last ? 0 : channels * in_size;
+        // With every weight zero point 0 (symmetric s8 weights, as quantize_static writes them)
+        // the sums need no row sums of x, and an unsigned x whose rows are whole groups long is
+        // read by the product as it is: no copy that pads the rows and sums them.
+        const bool rows_as_they_are = symmetric_weights_ && !signed_x && stride == k;
+        const int64_t row_bytes = rows_as_they_are ? 0 : positions * stride;
         auto* workspace = static_cast<uint8_t*>(ctx.workspace(
-            static_cast<size_t>(pixel_bytes + positions * (k + stride) + staged_bytes) + positions * sizeof(int32_t)));
+            static_cast<size_t>(pixel_bytes + positions * k + row_bytes + staged_bytes) + positions * sizeof(int32_t)));
         uint8_t* patches = workspace + pixel_bytes;
         uint8_t* rows = patches + positions * k;
-        auto* row_sums = reinterpret_cast<int32_t*>(rows + positions * stride);
+        auto* row_sums = reinterpret_cast<int32_t*>(rows + row_bytes);
         uint8_t* staging = reinterpret_cast<uint8_t*>(row_sums + positions);
         state.row_sums = row_sums;
+        if (rows_as_they_are) std::fill_n(row_sums, positions, 0);  // times a zero point of 0
         const auto* px = static_cast<const uint8_t*>(x.raw_data());
         const bool pointwise = taps == 1 && std::all_of(axes.begin(), axes.end(), [](const Axis& a) {
             return a.stride == 1 && a.pad_begin == 0 && a.out == a.in;
@@ -494,10 +501,14 @@ public:
                 }
             });
             }
-            pack_int8_rows(pointwise ? pixels : patches, positions, k, stride, signed_x, rows, row_sums);
+            const uint8_t* a = pointwise ? pixels : patches;
+            if (!rows_as_they_are) {
+                pack_int8_rows(a, positions, k, stride, signed_x, rows, row_sums);
+                a = rows;
+            }
             state.out = static_cast<char*>(y.raw_data()) + static_cast<size_t>(n * m * positions) * dtype_size(y.dtype());
             if (staged) state.staging = form_.channels_last ? static_cast<uint8_t*>(state.out) : staging;
-            gemm_u8s8(layout_, weight_.data<uint8_t>(), rows, positions, &Epilogue::tile, &state);
+            gemm_u8s8(layout_, weight_.data<uint8_t>(), a, positions, &Epilogue::tile, &state);
             if (staged && !form_.channels_last) positions_to_channels(staging, positions, m, static_cast<uint8_t*>(state.out));
         }
     }
@@ -677,6 +688,7 @@ private:
     Int8WeightLayout layout_{};
     Tensor weight_;
     std::vector<int32_t> w_zero_;
+    bool symmetric_weights_ = false;  // every w_zero_ 0: x's row sums are not needed
 };
 
 // The packed kernel where it takes the node, else the direct loops.
