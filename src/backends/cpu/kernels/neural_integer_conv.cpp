@@ -379,6 +379,7 @@ public:
         Epilogue state{packed_column_sums(layout_, weight_.data<uint8_t>()), w_zero_.data(), nullptr, x_zero + (signed_x ? 128 : 0),
                        k, positions, m, nullptr, y.dtype()};
         state.position_major = form_.channels_last;
+        state.symmetric = symmetric_weights_;
         std::vector<double> multipliers;
         std::vector<float> narrow_multipliers, scales, bias;
         if (form_.output == ConvOutput::dequantized) {
@@ -536,11 +537,14 @@ private:
         bool vector_float = false;
         uint8_t* staging = nullptr;  // requantized output, position-major [positions, channels]
         bool position_major = false;  // write() stores Y [positions, channels] (channel-last)
+        bool symmetric = false;       // every weight zero point 0
         const float* narrow_multipliers = nullptr;  // the multipliers in f32
         static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
             const auto& e = *static_cast<const Epilogue*>(self);
             if (e.vector_float) return e.write_float_avx512(row0, rows, col0, cols, acc, ld);
-            if (e.staging) return e.stage_requantized_avx512(row0, rows, col0, cols, acc, ld);
+            if (e.staging)
+                return e.symmetric ? e.stage_requantized_avx512<true>(row0, rows, col0, cols, acc, ld)
+                                   : e.stage_requantized_avx512<false>(row0, rows, col0, cols, acc, ld);
             if (e.scales) return e.write(row0, rows, col0, cols, acc, ld, static_cast<float*>(e.out));
             if (!e.multipliers) return e.write(row0, rows, col0, cols, acc, ld, static_cast<int32_t*>(e.out));
             if (e.out_dtype == DType::u8) return e.write(row0, rows, col0, cols, acc, ld, static_cast<uint8_t*>(e.out));
@@ -603,19 +607,21 @@ private:
         // QLinearConv's output, 16 channels at a time: the corrected sums plus the i32 bias, times
         // the multiplier rounded to nearest even, plus Y's zero point, saturated, each row's bytes
         // stored whole into the staging rows. requantized() decides in f64; here the product is
-        // taken in f32 (half the work) and kept wherever it cannot round otherwise: the sums
-        // exact in f32 (below 2^24) and the product, within |t|·2^-23 of the exact one, farther
-        // than |t|·2^-20 from a half-way point. A vector with a lane in doubt takes f64, so the
-        // bytes are requantized()'s always.
+        // taken in f32 (half the work) and kept wherever it cannot round otherwise. The f32
+        // product t is within 3·2^-24·|t| of the f64 one (the sums' conversion, the multiplier's
+        // and the product's rounding, each relative); where |t| < 512 that is below 2^-13, and
+        // where |t| >= 512 a step either way saturates all the same (|Y's zero point| <= 255). So
+        // t farther than 2^-11 from a half-way point rounds as the f64 product does; a vector
+        // with a lane nearer takes f64, and the bytes are requantized()'s always. kSymmetric:
+        // every weight zero point 0, no row-sum correction.
+        template <bool kSymmetric>
         __attribute__((target("avx512f,avx512vl,avx512bw"))) void stage_requantized_avx512(
             int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) const {
             const bool u8 = out_dtype == DType::u8;
             const __m512d lowest = _mm512_set1_pd(u8 ? 0.0 : -128.0), highest = _mm512_set1_pd(u8 ? 255.0 : 127.0);
             const __m512d zero = _mm512_set1_pd(y_zero);
             const __m512 lowest_narrow = _mm512_set1_ps(u8 ? 0.0f : -128.0f), highest_narrow = _mm512_set1_ps(u8 ? 255.0f : 127.0f);
-            const __m512 zero_narrow = _mm512_set1_ps(static_cast<float>(y_zero)), half = _mm512_set1_ps(0.5f),
-                         margin = _mm512_set1_ps(0x1p-20f);
-            const __m512i exact_limit = _mm512_set1_epi32(1 << 24);
+            const __m512 zero_narrow = _mm512_set1_ps(static_cast<float>(y_zero)), clear_of_half = _mm512_set1_ps(0.5f - 0x1p-11f);
             for (int64_t c = 0; c < cols; c += 16) {
                 const auto mask = static_cast<__mmask16>(cols - c >= 16 ? 0xFFFF : (1u << (cols - c)) - 1u);
                 const int64_t channel = col0 + c;
@@ -625,13 +631,12 @@ private:
                 const __m512d high_multiplier = _mm512_maskz_loadu_pd(static_cast<__mmask8>(mask >> 8), multipliers + channel + 8);
                 const __m512 narrow_multiplier = _mm512_maskz_loadu_ps(mask, narrow_multipliers + channel);
                 for (int64_t r = 0; r < rows; ++r) {
-                    const __m512i sums = correction.apply(_mm512_maskz_loadu_epi32(mask, acc + r * ld + c), row_sums[row0 + r]);
+                    const __m512i loaded = _mm512_maskz_loadu_epi32(mask, acc + r * ld + c);
+                    const __m512i sums =
+                        kSymmetric ? _mm512_add_epi32(loaded, correction.fixed) : correction.apply(loaded, row_sums[row0 + r]);
                     const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(sums), narrow_multiplier);
                     const __m512 rounded = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-                    const __m512 from_half = _mm512_sub_ps(half, _mm512_abs_ps(_mm512_sub_ps(t, rounded)));
-                    const __mmask16 doubtful =
-                        _mm512_cmp_ps_mask(from_half, _mm512_mul_ps(_mm512_abs_ps(t), margin), _CMP_LE_OQ) |
-                        _mm512_cmpgt_epi32_mask(_mm512_abs_epi32(sums), exact_limit);
+                    const __mmask16 doubtful = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(t, rounded)), clear_of_half, _CMP_GE_OQ);
                     __m512i both;
                     if ((doubtful & mask) == 0) {
                         both = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_add_ps(rounded, zero_narrow), lowest_narrow),
