@@ -61,6 +61,40 @@ __attribute__((target("avx2"))) int64_t quantized_add_avx2(const Q* a, const Q* 
     return i;
 }
 
+// Sixteen bytes widened to f32 lanes.
+template <class Q>
+__attribute__((target("avx512f"))) inline __m512 widen16(const Q* from) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from));
+    return _mm512_cvtepi32_ps(std::is_same_v<Q, uint8_t> ? _mm512_cvtepu8_epi32(bytes) : _mm512_cvtepi8_epi32(bytes));
+}
+
+// The same on AVX-512, sixteen values at a time, with the division made a product by 1/sy: the
+// product t is within 2^-23·|t| of the exact quotient, so where |t| < 512 and t lies farther
+// than 2^-11 from a half step, the rounded f32 quotient lies on the same side of it and rounds
+// as t does (and where |t| >= 512 a step either way saturates: |zy| <= 255). A vector with a
+// lane nearer a half step divides as the scalar form does. The division was most of the AVX2
+// loop's time.
+template <class Q>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) int64_t quantized_add_avx512(const Q* a, const Q* b, Q* y, int64_t begin,
+                                                                                int64_t end, const AddGrid& g) {
+    const __m512 sa = _mm512_set1_ps(g.a_scale), za = _mm512_set1_ps(g.a_zero), sb = _mm512_set1_ps(g.b_scale),
+                 zb = _mm512_set1_ps(g.b_zero), sy = _mm512_set1_ps(g.y_scale), inverse = _mm512_set1_ps(1.0f / g.y_scale),
+                 zy = _mm512_set1_ps(g.y_zero), lowest = _mm512_set1_ps(g.lowest), highest = _mm512_set1_ps(g.highest),
+                 clear_of_half = _mm512_set1_ps(0.5f - 0x1p-11f);
+    int64_t i = begin;
+    for (; i + 16 <= end; i += 16) {
+        const __m512 sum = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(widen16(a + i), za), sa),
+                                         _mm512_mul_ps(_mm512_sub_ps(widen16(b + i), zb), sb));
+        const __m512 t = _mm512_mul_ps(sum, inverse);
+        __m512 q = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        if (_mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(t, q)), clear_of_half, _CMP_GE_OQ))
+            q = _mm512_roundscale_ps(_mm512_div_ps(sum, sy), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __m512i values = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_add_ps(q, zy), lowest), highest));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtepi32_epi8(values));  // in range: the low bytes
+    }
+    return i;
+}
+
 // A and B of different shapes, broadcast to Y's: element by element, an index per operand.
 template <class Q, class Y>
 void quantized_add_broadcast(const Q* a, const Shape& a_shape, const Q* b, const Shape& b_shape, Y* y, const Shape& y_shape,
@@ -95,11 +129,13 @@ void quantized_add(KernelContext& ctx) {
     const Shape& y_shape = ctx.output(0).shape();
     if (a.shape() != y_shape || b.shape() != y_shape)
         return quantized_add_broadcast(pa, a.shape(), pb, b.shape(), py, y_shape, g);
-    // The vector path writes Y with A's packing: only where they are one type.
-    const bool avx2 = std::is_same_v<Q, Y> && has_avx2();
+    // The vector paths write Y with A's packing: only where they are one type.
+    const bool avx512 = std::is_same_v<Q, Y> && has_avx512_bw(), avx2 = std::is_same_v<Q, Y> && has_avx2();
     parallel_for(a.numel(), 16384, [&](int64_t begin, int64_t end) {
-        if constexpr (std::is_same_v<Q, Y>)
-            if (avx2) begin = quantized_add_avx2(pa, pb, py, begin, end, g);
+        if constexpr (std::is_same_v<Q, Y>) {
+            if (avx512) begin = quantized_add_avx512(pa, pb, py, begin, end, g);
+            else if (avx2) begin = quantized_add_avx2(pa, pb, py, begin, end, g);
+        }
         for (int64_t i = begin; i < end; ++i) {
             const float v = (static_cast<float>(pa[i]) - g.a_zero) * g.a_scale + (static_cast<float>(pb[i]) - g.b_zero) * g.b_scale;
             py[i] = static_cast<Y>(std::clamp(std::rint(v / g.y_scale) + g.y_zero, g.lowest, g.highest));
