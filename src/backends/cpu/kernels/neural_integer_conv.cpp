@@ -416,21 +416,30 @@ public:
         // the sums need no row sums of x, and an unsigned x whose rows are whole groups long is
         // read by the product as it is: no copy that pads the rows and sums them.
         const bool rows_as_they_are = symmetric_weights_ && !signed_x && stride == k;
-        const int64_t row_bytes = rows_as_they_are ? 0 : positions * stride;
+        // Channel-last, the images' rows follow one another in X and in Y: a layer with few
+        // output positions (a ResNet's last stage, 7x7) takes several images' rows as one
+        // product of about 1024 rows, so that its weights (MBs, past L2) are read once per
+        // chunk rather than once per image.
+        const int64_t chunk = form_.channels_last ? std::clamp<int64_t>((1024 + positions - 1) / positions, 1, images) : 1;
+        const int64_t chunk_rows = chunk * positions;
+        const int64_t row_bytes = rows_as_they_are ? 0 : chunk_rows * stride;
         auto* workspace = static_cast<uint8_t*>(ctx.workspace(
-            static_cast<size_t>(pixel_bytes + positions * k + row_bytes + staged_bytes) + positions * sizeof(int32_t)));
+            static_cast<size_t>(pixel_bytes + chunk_rows * k + row_bytes + staged_bytes) + chunk_rows * sizeof(int32_t)));
         uint8_t* patches = workspace + pixel_bytes;
-        uint8_t* rows = patches + positions * k;
+        uint8_t* rows = patches + chunk_rows * k;
         auto* row_sums = reinterpret_cast<int32_t*>(rows + row_bytes);
-        uint8_t* staging = reinterpret_cast<uint8_t*>(row_sums + positions);
+        uint8_t* staging = reinterpret_cast<uint8_t*>(row_sums + chunk_rows);
         state.row_sums = row_sums;
-        if (rows_as_they_are) std::fill_n(row_sums, positions, 0);  // times a zero point of 0
+        if (rows_as_they_are) std::fill_n(row_sums, chunk_rows, 0);  // times a zero point of 0
         const auto* px = static_cast<const uint8_t*>(x.raw_data());
         const bool pointwise = taps == 1 && std::all_of(axes.begin(), axes.end(), [](const Axis& a) {
             return a.stride == 1 && a.pad_begin == 0 && a.out == a.in;
         });
-        for (int64_t n = 0; n < images; ++n) {
+        for (int64_t first = 0; first < images; first += chunk) {
+          const int64_t count = std::min(chunk, images - first);
+          for (int64_t n = first; n < first + count; ++n) {
             const uint8_t* image = px + n * channels * in_size;
+            uint8_t* const image_patches = patches + (n - first) * positions * k;
             const uint8_t* pixels = form_.channels_last ? image : workspace;
             if (!form_.channels_last) to_channels_last(image, channels, in_size, workspace);
             const auto copy_pixel = [&](uint8_t* patch, bool inside, int64_t offset) {
@@ -456,7 +465,7 @@ public:
                         const int64_t oh = o / aw.out, ow = o % aw.out;
                         const int64_t iw0 = ow * aw.stride - aw.pad_begin;
                         const bool columns_inside = aw.dilation == 1 && iw0 >= 0 && iw0 + aw.kernel <= aw.in;
-                        uint8_t* patch = patches + o * k;
+                        uint8_t* patch = image_patches + o * k;
                         for (int64_t kh = 0; kh < ah.kernel; ++kh) {
                             const int64_t ih = oh * ah.stride - ah.pad_begin + kh * ah.dilation;
                             const bool row_inside = ih >= 0 && ih < ah.in;
@@ -482,7 +491,7 @@ public:
                         at[d] = static_cast<int64_t>(rest) % axes[d].out;
                         rest /= static_cast<size_t>(axes[d].out);
                     }
-                    uint8_t* patch = patches + o * k;
+                    uint8_t* patch = image_patches + o * k;
                     std::fill(tap.begin(), tap.end(), 0);
                     for (int64_t t = 0; t < taps; ++t, patch += channels) {
                         int64_t offset = 0;
@@ -502,15 +511,18 @@ public:
                 }
             });
             }
-            const uint8_t* a = pointwise ? pixels : patches;
-            if (!rows_as_they_are) {
-                pack_int8_rows(a, positions, k, stride, signed_x, rows, row_sums);
-                a = rows;
-            }
-            state.out = static_cast<char*>(y.raw_data()) + static_cast<size_t>(n * m * positions) * dtype_size(y.dtype());
-            if (staged) state.staging = form_.channels_last ? static_cast<uint8_t*>(state.out) : staging;
-            gemm_u8s8(layout_, weight_.data<uint8_t>(), a, positions, &Epilogue::tile, &state);
-            if (staged && !form_.channels_last) positions_to_channels(staging, positions, m, static_cast<uint8_t*>(state.out));
+          }
+          // A 1x1 layer reads the pixels themselves: the chunk's images, or the one image turned channel-last.
+          const uint8_t* a = !pointwise ? patches : form_.channels_last ? px + first * channels * in_size : workspace;
+          const int64_t a_rows = count * positions;
+          if (!rows_as_they_are) {
+              pack_int8_rows(a, a_rows, k, stride, signed_x, rows, row_sums);
+              a = rows;
+          }
+          state.out = static_cast<char*>(y.raw_data()) + static_cast<size_t>(first * m * positions) * dtype_size(y.dtype());
+          if (staged) state.staging = form_.channels_last ? static_cast<uint8_t*>(state.out) : staging;
+          gemm_u8s8(layout_, weight_.data<uint8_t>(), a, a_rows, &Epilogue::tile, &state);
+          if (staged && !form_.channels_last) positions_to_channels(staging, positions, m, static_cast<uint8_t*>(state.out));
         }
     }
 
