@@ -64,6 +64,21 @@ std::vector<Case> indexing_movement_cases() {
                                node("Transpose", attrs), [perm](const RefTensor& v) { return ref::transpose(v, perm); }));
     }
 
+    // Bytes: perms that move a trailing run of axes ahead (an 8-bit CNN's channel-last ends)
+    // take 16x16 block transposes, here with edges past the blocks and batches; others the
+    // strided copy.
+    for (const auto& [in, perm] : {std::pair<Shape, Dims>{{2, 3, 17, 35}, {0, 2, 3, 1}}, {{2, 35, 17, 40}, {0, 3, 1, 2}},
+                                   {{33, 40}, {}}, {{2, 18, 33}, {1, 2, 0}}, {{2, 3, 4, 5}, {0, 2, 1, 3}}}) {
+        infer::Attributes attrs;
+        if (!perm.empty()) attrs.set("perm", perm);
+        Case bytes = unary_case("Transpose", in.to_string() + " perm " + dims_label(perm) + " bytes",
+                                integers("X", in, 0, 127, std::nullopt), node("Transpose", attrs),
+                                [perm](const RefTensor& v) { return ref::transpose(v, perm); });
+        bytes.dtypes = {DType::u8, DType::i8};
+        bytes.cpu_optional = true;
+        c.push_back(bytes);
+    }
+
     for (const auto& [shapes, axis] : {std::pair<std::vector<Shape>, int64_t>{{{2, 3}, {4, 3}}, 0},
                                        {{{2, 3, 4}, {2, 1, 4}, {2, 5, 4}}, 1},
                                        {{{3, 1}, {3, 17}, {3, 2}}, -1},

@@ -3,6 +3,7 @@
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/indexing_kernels.hpp"
 #include "backends/cpu/kernels/strided_copy.hpp"
+#include "backends/cpu/kernels/transpose_bytes.hpp"
 #include "core/ops/shapes_indexing.hpp"
 
 #include <numeric>
@@ -23,6 +24,28 @@ void transpose_kernel(KernelContext& ctx) {
     std::vector<int64_t> perm(in.rank());
     std::iota(perm.rbegin(), perm.rend(), 0);
     perm = ctx.attrs().get_ints("perm", perm);
+    // Bytes whose perm moves a trailing run of axes ahead of the run before it ([N, C, H, W] to
+    // [N, H, W, C] and back: the ends of an 8-bit CNN's channel-last stretch) are batches of
+    // matrix transposes, 16x16 at a time; the strided copy below goes element by element.
+    if (dtype_size(in.dtype()) == 1 && in.rank() > 1) {
+        size_t lead = 0;
+        while (lead < perm.size() && perm[lead] == static_cast<int64_t>(lead)) ++lead;
+        const size_t split = lead < perm.size() ? static_cast<size_t>(perm[lead]) : lead;
+        std::vector<int64_t> rotated(lead);  // [0, lead), then [split, rank), then [lead, split)
+        std::iota(rotated.begin(), rotated.end(), 0);
+        for (size_t i = split; i < perm.size(); ++i) rotated.push_back(static_cast<int64_t>(i));
+        for (size_t i = lead; i < split; ++i) rotated.push_back(static_cast<int64_t>(i));
+        const bool rotation = lead < perm.size() && rotated == perm;
+        if (rotation) {
+            const auto& d = in.shape().dims();
+            const auto product = [&](size_t a, size_t b) { return std::accumulate(d.begin() + a, d.begin() + b, int64_t{1}, std::multiplies<>()); };
+            const int64_t batches = product(0, lead), rows = product(lead, split), cols = product(split, d.size());
+            const auto* from = static_cast<const uint8_t*>(in.raw_data());
+            auto* to = static_cast<uint8_t*>(out.raw_data());
+            for (int64_t b = 0; b < batches; ++b) transpose_byte_matrix(from + b * rows * cols, rows, cols, to + b * rows * cols);
+            return;
+        }
+    }
     const std::vector<int64_t> in_strides = in.shape().contiguous_strides();
     std::vector<int64_t> strides;
     for (int64_t p : perm) strides.push_back(in_strides[in.shape().normalize_axis(p)]);

@@ -254,45 +254,6 @@ __attribute__((target("avx512f,avx512vl"))) inline __m256i requantize8(__m256i s
     return _mm512_cvtpd_epi32(_mm512_min_pd(_mm512_max_pd(q, lowest), highest));
 }
 
-// An image's 8-bit output from position-major [positions, channels] to channel-major planes
-// [channels, positions]: 16x16 blocks in registers, the edges byte by byte; in parallel over
-// blocks of channels.
-void positions_to_channels(const uint8_t* from, int64_t positions, int64_t channels, uint8_t* to) {
-    const int64_t whole_positions = positions / 16 * 16;
-    parallel_for((channels + 15) / 16, grain_for(16 * positions), [&](int64_t begin, int64_t end) {
-        for (int64_t block = begin; block < end; ++block) {
-            const int64_t c0 = block * 16;
-            if (c0 + 16 <= channels)
-                for (int64_t p = 0; p < whole_positions; p += 16)
-                    transpose16x16_bytes(from + p * channels + c0, channels, to + c0 * positions + p, positions);
-            const int64_t last = std::min(channels, c0 + 16);
-            for (int64_t c = c0; c < last; ++c)
-                for (int64_t p = c0 + 16 <= channels ? whole_positions : 0; p < positions; ++p)
-                    to[c * positions + p] = from[p * channels + c];
-        }
-    });
-}
-
-// An image's 8-bit channel-major planes [channels, pixels] to channel-last [pixels, channels].
-// Blocks of 64 pixels: each channel's run read contiguously, the block written in L1; sixteen
-// channels by sixteen pixels at a time in registers where they fill the block.
-void to_channels_last(const uint8_t* image, int64_t channels, int64_t in_size, uint8_t* pixels) {
-    const int64_t whole_channels = channels / 16 * 16;
-    parallel_for((in_size + 63) / 64, grain_for(64 * channels), [&](int64_t begin, int64_t end) {
-        for (int64_t block = begin; block < end; ++block) {
-            const int64_t first = block * 64, last = std::min(in_size, first + 64);
-            const int64_t whole_pixels = first + (last - first) / 16 * 16;
-            for (int64_t c = 0; c < whole_channels; c += 16)
-                for (int64_t i = first; i < whole_pixels; i += 16)
-                    transpose16x16_bytes(image + c * in_size + i, in_size, pixels + i * channels + c, channels);
-            for (int64_t c = 0; c < channels; ++c) {
-                const uint8_t* plane = image + c * in_size;
-                for (int64_t i = c < whole_channels ? whole_pixels : first; i < last; ++i) pixels[i * channels + c] = plane[i];
-            }
-        }
-    });
-}
-
 // A convolution of one group by constant weights as a product on the packed int8 kernel: each
 // image's patches (im2col, a row per output position, taps·C long, u8; the padding holds x's
 // zero point, so that it adds nothing) are A, the weights transposed to [taps·C, M] are B,
@@ -314,12 +275,13 @@ public:
             // together), a u8 weight moved down by 128 to s8.
             std::vector<int8_t> transposed(static_cast<size_t>(k * m));
             const bool u8 = value.dtype() == DType::u8;
+            const auto* bytes = static_cast<const uint8_t*>(value.raw_data());  // once: each data() call checks the tensor
             for (int64_t o = 0; o < m; ++o)
                 for (int64_t ch = 0; ch < channels; ++ch)
                     for (int64_t t = 0; t < taps; ++t) {
-                        const int64_t from = (o * channels + ch) * taps + t;
+                        const uint8_t v = bytes[(o * channels + ch) * taps + t];
                         transposed[static_cast<size_t>((t * channels + ch) * m + o)] =
-                            static_cast<int8_t>(u8 ? int32_t{value.data<uint8_t>()[from]} - 128 : value.data<int8_t>()[from]);
+                            static_cast<int8_t>(u8 ? int32_t{v} - 128 : static_cast<int8_t>(v));
                     }
             return pack_int8_weight(layout, transposed.data(), m);
         });
@@ -441,7 +403,7 @@ public:
             const uint8_t* image = px + n * channels * in_size;
             uint8_t* const image_patches = patches + (n - first) * positions * k;
             const uint8_t* pixels = form_.channels_last ? image : workspace;
-            if (!form_.channels_last) to_channels_last(image, channels, in_size, workspace);
+            if (!form_.channels_last) transpose_byte_matrix(image, channels, in_size, workspace);
             const auto copy_pixel = [&](uint8_t* patch, bool inside, int64_t offset) {
                 if (channels < 16) {  // an image's 3 colour channels: no call per tap
                     const uint8_t* from = pixels + offset * channels;
@@ -522,7 +484,7 @@ public:
           state.out = static_cast<char*>(y.raw_data()) + static_cast<size_t>(first * m * positions) * dtype_size(y.dtype());
           if (staged) state.staging = form_.channels_last ? static_cast<uint8_t*>(state.out) : staging;
           gemm_u8s8(layout_, weight_.data<uint8_t>(), a, a_rows, &Epilogue::tile, &state);
-          if (staged && !form_.channels_last) positions_to_channels(staging, positions, m, static_cast<uint8_t*>(state.out));
+          if (staged && !form_.channels_last) transpose_byte_matrix(staging, positions, m, static_cast<uint8_t*>(state.out));
         }
     }
 

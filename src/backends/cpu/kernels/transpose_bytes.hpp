@@ -1,7 +1,8 @@
 #pragma once
 // A 16x16 block of bytes transposed in SSE2 registers (four rounds of unpacks: bytes, 16-bit
-// pairs, 32-bit quads, 64-bit halves): the integer convolution turns an image's channel planes
-// into pixels of contiguous channels (NCHW to NHWC) sixteen by sixteen.
+// pairs, 32-bit quads, 64-bit halves), and whole byte matrices sixteen by sixteen: an 8-bit
+// image's channel planes to pixels of contiguous channels (NCHW to NHWC) and back, in the
+// integer convolution and in Transpose.
 #include <emmintrin.h>
 
 #include <cstdint>
@@ -35,5 +36,9 @@ inline void transpose16x16_bytes(const uint8_t* src, int64_t src_stride, uint8_t
         for (int j = 0; j < 4; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (q + j) * dst_stride), columns[j]);
     }
 }
+
+// to[c * rows + r] = from[r * cols + c]: 16x16 blocks in registers, the edges byte by byte; in
+// parallel over blocks of sixteen columns (transpose_bytes.cpp).
+void transpose_byte_matrix(const uint8_t* from, int64_t rows, int64_t cols, uint8_t* to);
 
 }  // namespace infer::cpu
