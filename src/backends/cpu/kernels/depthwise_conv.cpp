@@ -32,7 +32,7 @@ struct ActivationVector {
     }
     __attribute__((target("avx2"))) __m256 operator()(__m256 v) const {
         if (!hard_swish) return _mm256_min_ps(high, _mm256_max_ps(low, v));
-        const __m256 t = _mm256_add_ps(_mm256_div_ps(v, _mm256_set1_ps(6.0f)), _mm256_set1_ps(0.5f));
+        const __m256 t = _mm256_add_ps(_mm256_mul_ps(v, _mm256_set1_ps(detail::kHardSwishAlpha)), _mm256_set1_ps(0.5f));
         return _mm256_mul_ps(v, _mm256_min_ps(_mm256_set1_ps(1.0f), _mm256_max_ps(_mm256_setzero_ps(), t)));
     }
 };

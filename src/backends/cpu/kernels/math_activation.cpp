@@ -69,7 +69,8 @@ void hard_sigmoid(KernelContext& ctx) {
 
 template <class T>
 void hard_swish(KernelContext& ctx) {
-    map_kernel<T, T>([](T x) { return x * std::clamp(x / T(6) + T(0.5), T(0), T(1)); })(ctx);
+    // ONNX's alpha·x + beta with alpha 1/6 (as FusedConv's epilogue computes it).
+    map_kernel<T, T>([](T x) { return x * std::clamp(x * (T(1) / T(6)) + T(0.5), T(0), T(1)); })(ctx);
 }
 
 template <class T>
