@@ -24,6 +24,8 @@ void add_channels_last(std::vector<Case>& c) {
                               ConvSpec{{1, 6, 5, 17}, {33, 17, 3, 3}, {1, 0, 1, 1}, {2, 1}, DType::i8, true},
                               ConvSpec{{2, 7, 6, 16}, {21, 16, 3, 3}, {1, 1, 1, 1}, {1, 1}, DType::u8, true, true},
                               ConvSpec{{1, 5, 4, 24}, {18, 24, 1, 1}, {0, 0, 0, 0}, {1, 1}, DType::u8, true, true},
+                              // 21 positions of 51 bytes: workspace parts past odd lengths
+                              ConvSpec{{1, 7, 3, 17}, {6, 17, 3, 1}, {1, 0, 1, 0}, {1, 1}, DType::u8, true},
                               ConvSpec{{2, 5, 6, 7}, {5, 7, 2, 3}, {0, 1, 1, 0}, {1, 2}, DType::u8, false}}) {
         const bool u8 = s.type == DType::u8;
         const int64_t lo = u8 ? 0 : -128, hi = u8 ? 255 : 127, m = s.w[0];

@@ -385,12 +385,15 @@ public:
         const int64_t chunk = form_.channels_last ? std::clamp<int64_t>((1024 + positions - 1) / positions, 1, images) : 1;
         const int64_t chunk_rows = chunk * positions;
         const int64_t row_bytes = rows_as_they_are ? 0 : chunk_rows * stride;
-        auto* workspace = static_cast<uint8_t*>(ctx.workspace(
-            static_cast<size_t>(pixel_bytes + chunk_rows * k + row_bytes + staged_bytes) + chunk_rows * sizeof(int32_t)));
-        uint8_t* patches = workspace + pixel_bytes;
-        uint8_t* rows = patches + chunk_rows * k;
-        auto* row_sums = reinterpret_cast<int32_t*>(rows + row_bytes);
-        uint8_t* staging = reinterpret_cast<uint8_t*>(row_sums + chunk_rows);
+        // The workspace's parts, each from a 64-byte boundary (the row sums are i32).
+        const auto aligned = [](int64_t bytes) { return (bytes + 63) / 64 * 64; };
+        const int64_t patches_at = aligned(pixel_bytes), rows_at = patches_at + aligned(chunk_rows * k),
+                      sums_at = rows_at + aligned(row_bytes), staging_at = sums_at + aligned(chunk_rows * int64_t{sizeof(int32_t)});
+        auto* workspace = static_cast<uint8_t*>(ctx.workspace(static_cast<size_t>(staging_at + staged_bytes)));
+        uint8_t* patches = workspace + patches_at;
+        uint8_t* rows = workspace + rows_at;
+        auto* row_sums = reinterpret_cast<int32_t*>(workspace + sums_at);
+        uint8_t* staging = workspace + staging_at;
         state.row_sums = row_sums;
         if (rows_as_they_are) std::fill_n(row_sums, chunk_rows, 0);  // times a zero point of 0
         const auto* px = static_cast<const uint8_t*>(x.raw_data());
