@@ -315,6 +315,20 @@ std::vector<Case> fused_cases() {
         q.dtypes = {s.in};
         c.push_back(q);
     }
+    {
+        // Every odd sum a half step: scales 1 and 1 over Y's 2, zero points 0. The vector path's
+        // product by 1/2 is then in doubt for half of its lanes and divides; ties go to even.
+        const auto one_value = [](const std::string& name, int64_t v, DType t) { return integers(name, {}, v, v, t); };
+        Case ties{"QuantizedAdd", "[2,3,37] u8 sums on half steps",
+                  {integers("A", {2, 3, 37}, 0, 255, DType::u8), one_value("AS", 1, DType::f32), one_value("AZ", 0, DType::u8),
+                   integers("B", {2, 3, 37}, 0, 255, DType::u8), one_value("BS", 1, DType::f32), one_value("BZ", 0, DType::u8),
+                   one_value("YS", 2, DType::f32), one_value("YZ", 0, DType::u8)},
+                  node("QuantizedAdd"), [](const auto& v, DType) {
+                      return std::vector{ref::binary(v[0], v[3], [](double a, double b) { return std::clamp(std::nearbyint((a + b) / 2), 0.0, 255.0); })};
+                  }};
+        ties.dtypes = {DType::u8};
+        c.push_back(ties);
+    }
     add_channels_last(c);
     return c;
 }
