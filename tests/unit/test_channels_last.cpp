@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "random_tensors.hpp"
+
 #include <algorithm>
 #include <random>
 #include <vector>
@@ -18,14 +20,7 @@ Tensor scalar(T v) {
     return Tensor::from_vector(std::vector<T>{v}, Shape(std::vector<int64_t>{}));
 }
 
-template <class T>
-Tensor random_values(const Shape& shape, int lo, int hi, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::uniform_int_distribution<int> d(lo, hi);
-    std::vector<T> v(static_cast<size_t>(shape.numel()));
-    for (T& x : v) x = static_cast<T>(d(rng));
-    return Tensor::from_vector(v, shape);
-}
+using infer_test::random_ints;
 
 Tensor scales(int64_t count, float base) {
     std::vector<float> v(static_cast<size_t>(count));
@@ -42,8 +37,8 @@ struct Layer {
 };
 
 Layer layer(int64_t m, int64_t c, int64_t k, float y_scale, uint32_t seed) {
-    return {random_values<int8_t>({m, c, k, k}, -127, 127, seed), scales(m, 0.004f),
-            Tensor::from_vector(std::vector<int8_t>(static_cast<size_t>(m), 0), {m}), random_values<int32_t>({m}, -2000, 2000, seed + 1),
+    return {random_ints<int8_t>({m, c, k, k}, -127, 127, seed), scales(m, 0.004f),
+            Tensor::from_vector(std::vector<int8_t>(static_cast<size_t>(m), 0), {m}), random_ints<int32_t>({m}, -2000, 2000, seed + 1),
             y_scale, static_cast<uint8_t>(100 + seed % 40)};
 }
 
@@ -119,4 +114,42 @@ TEST_CASE("8-bit convolutions, pools and residual sums run channel-last with the
     CHECK(y == want["y"].to_vector<float>());
     // Not one saturated value everywhere: the layers' scales leave the bytes spread.
     CHECK(std::count(y.begin(), y.end(), y[0]) < static_cast<std::ptrdiff_t>(y.size() / 4));
+}
+
+// The channel-last ops a pass makes can also be written by hand (GraphBuilder): wrong operands
+// are errors that name what was wrong, and a good graph built and run afterwards works.
+TEST_CASE("ChannelsLastQLinearConv and ChannelsLastMaxPool with wrong operands are clear errors", "[int8][errors]") {
+    const Tensor x = random_ints<uint8_t>({1, 5, 6, 4}, 0, 255, 11);  // [N, H, W, C], 4 channels
+    const Layer l = layer(3, 4, 3, 0.1f, 12);
+    const auto conv_inputs = [&](const Tensor& input, const Tensor& w) {
+        return std::vector<Tensor>{input, scalar(0.02f), scalar(uint8_t{128}), w, l.w_scale, l.w_zero, scalar(l.y_scale),
+                                   scalar(l.y_zero), l.bias};
+    };
+    const auto expect_error = [](const std::string& op, const std::vector<Tensor>& inputs, const Attributes& attributes,
+                                 const std::string& says) {
+        GraphBuilder b("bad_" + op);
+        std::vector<Value> values;
+        for (const Tensor& t : inputs) values.push_back(b.constant(t));
+        try {
+            b.output("y", b.op1(op, values, attributes));
+            b.build();
+            FAIL(op << " was accepted");
+        } catch (const Error& e) {
+            CHECK_THAT(e.what(), Catch::Contains(says));
+        }
+    };
+    // Channels are X's last axis: 5 of them against weights for 4.
+    expect_error("ChannelsLastQLinearConv", conv_inputs(random_ints<uint8_t>({1, 4, 6, 5}, 0, 255, 13), l.w), {},
+                 "input has 5 channels; weights expect 4 x group 1");
+    expect_error("ChannelsLastQLinearConv", conv_inputs(x, random_ints<int8_t>({3, 4, 3}, -127, 127, 14)), {}, "differ in rank");
+    expect_error("ChannelsLastMaxPool", {x}, {}, "kernel_shape is required");
+    expect_error("ChannelsLastMaxPool", {random_ints<uint8_t>({4, 6}, 0, 255, 15)}, {{"kernel_shape", std::vector<int64_t>{2}}},
+                 "input must be [N, spatial..., C]");
+
+    GraphBuilder b("good");
+    std::vector<Value> values;
+    for (const Tensor& t : conv_inputs(x, l.w)) values.push_back(b.constant(t));
+    b.output("y", b.op1("ChannelsLastQLinearConv", values, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+    const Tensor y = Session(b.build()).run({})["y"];
+    CHECK(y.shape() == Shape({1, 5, 6, 3}));
 }

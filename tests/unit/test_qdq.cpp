@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "random_tensors.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -21,14 +23,7 @@ size_t count_op(const PlacementReport& report, const std::string& op) {
         std::count_if(report.nodes.begin(), report.nodes.end(), [&](const auto& entry) { return entry.op == op; }));
 }
 
-template <class T>
-Tensor random_ints(const Shape& shape, int lo, int hi, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::uniform_int_distribution<int> d(lo, hi);
-    std::vector<T> v(static_cast<size_t>(shape.numel()));
-    for (T& x : v) x = static_cast<T>(d(rng));
-    return Tensor::from_vector(v, shape);
-}
+using infer_test::random_ints;
 
 struct QdqCase {
     DType weight_dtype;  // i8 or u8

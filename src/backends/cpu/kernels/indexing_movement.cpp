@@ -38,8 +38,7 @@ void transpose_kernel(KernelContext& ctx) {
         const bool rotation = lead < perm.size() && rotated == perm;
         if (rotation) {
             const auto& d = in.shape().dims();
-            const auto product = [&](size_t a, size_t b) { return std::accumulate(d.begin() + a, d.begin() + b, int64_t{1}, std::multiplies<>()); };
-            const int64_t batches = product(0, lead), rows = product(lead, split), cols = product(split, d.size());
+            const int64_t batches = product(d, 0, lead), rows = product(d, lead, split), cols = product(d, split, d.size());
             const auto* from = static_cast<const uint8_t*>(in.raw_data());
             auto* to = static_cast<uint8_t*>(out.raw_data());
             for (int64_t b = 0; b < batches; ++b) transpose_byte_matrix(from + b * rows * cols, rows, cols, to + b * rows * cols);

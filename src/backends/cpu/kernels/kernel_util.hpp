@@ -55,4 +55,12 @@ inline int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t en
     return p;
 }
 
+// [N, spatial..., C] as [N, C, spatial...]: the shape a channel-last tensor has read channel-first
+// (the channel-last kernels reuse the channel-first window geometry).
+inline Shape channels_first(const Shape& channels_last) {
+    std::vector<int64_t> dims{channels_last[0], channels_last[channels_last.rank() - 1]};
+    dims.insert(dims.end(), channels_last.dims().begin() + 1, channels_last.dims().end() - 1);
+    return Shape(dims);
+}
+
 }  // namespace infer::cpu

@@ -83,13 +83,6 @@ ConvAxes conv_axes(const KernelContext& ctx, const Shape& x, const Shape& w) {
     return g;
 }
 
-// [N, spatial..., C] as [N, C, spatial...]: the shape a channel-last tensor has read channel-first.
-Shape channels_first(const Shape& channels_last) {
-    std::vector<int64_t> dims{channels_last[0], channels_last[channels_last.rank() - 1]};
-    dims.insert(dims.end(), channels_last.dims().begin() + 1, channels_last.dims().end() - 1);
-    return Shape(dims);
-}
-
 // to[n, j, i] = from[n, i, j] for `rows` i and `cols` j: [N, spatial, C] to [N, C, spatial] and back.
 template <class T>
 void swap_last_two(const T* from, int64_t images, int64_t rows, int64_t cols, T* to) {

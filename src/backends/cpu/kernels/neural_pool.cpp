@@ -183,9 +183,7 @@ void channels_last_max_pool_kernel(KernelContext& ctx) {
     const Tensor& x = ctx.input(0);
     const Shape& s = x.shape();
     const int64_t images = s[0], channels = s[s.rank() - 1];
-    std::vector<int64_t> channel_first{images, channels};
-    channel_first.insert(channel_first.end(), s.dims().begin() + 1, s.dims().end() - 1);
-    const std::array<PoolAxis, kPoolAxes> a = pool_axes(ctx, Shape(channel_first));
+    const std::array<PoolAxis, kPoolAxes> a = pool_axes(ctx, channels_first(s));
     const T* px = x.data<T>();
     T* py = ctx.output(0).data<T>();
     const int64_t out_pixels = a[0].out * a[1].out * a[2].out;
