@@ -70,33 +70,53 @@ __attribute__((target("avx512f"), always_inline)) inline void store_sums(const _
         for (int p = 0; p < P; ++p) _mm512_storeu_ps(acc + r * kFloatTileColumns + p * kPanel, sum[r][p]);
 }
 
-// B's row k of a tile read in place: k·ldb elements on, or with row offsets (a convolution's
-// taps over its padded image) offsets[k] on.
-template <bool Gathered>
+// Where a tile's operands are read: A's rows lda apart and B's rows ldb apart (plain); B's row k
+// at offsets[k] (b_offsets: a convolution's taps over its padded planes, convolution_taps.cpp);
+// or A's row r at a_rows[r] and its K value k offsets[k] further (a_offsets: a channel-last
+// convolution's patches read in its image, channels_last_conv.cpp).
+enum class Source { plain, b_offsets, a_offsets };
+
+template <Source S>
 inline const float* row_of(const float* b, int64_t ldb, const int64_t* offsets, int64_t k) {
-    if constexpr (Gathered) return b + offsets[k];
+    if constexpr (S == Source::b_offsets) return b + offsets[k];
     return b + k * ldb;
+}
+
+// A's R row pointers for a tile.
+template <int R, Source S>
+inline void a_rows_of(const float* a, int64_t lda, const int64_t* a_rows, const float* (&rows)[R]) {
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) rows[r] = S == Source::a_offsets ? a + a_rows[r] : a + r * lda;
+}
+
+template <Source S>
+inline int64_t a_column(const int64_t* offsets, int64_t k) {
+    if constexpr (S == Source::a_offsets) return offsets[k];
+    return k;
 }
 
 // ---- f32, AVX-512: R rows × P panels of 16 columns, one zmm accumulator each, B read in place
 // (row k of panel p at row_of(k) + p·16). `tail` < 16: the last panel has that many columns, read
 // through a mask (nothing past B's row is touched; its missing columns add zeros).
-template <int R, int P, bool Gathered>
-__attribute__((target("avx512f"))) void tile_f32_avx512(const float* a, int64_t lda, const float* b, int64_t ldb,
-                                                         const int64_t* offsets, int64_t steps, int tail, bool accumulate,
-                                                         float* acc) {
+template <int R, int P, Source S>
+__attribute__((target("avx512f"))) void tile_f32_avx512(const float* a, int64_t lda, const int64_t* a_rows, const float* b,
+                                                         int64_t ldb, int64_t panel_step, const int64_t* offsets, int64_t steps,
+                                                         int tail, bool accumulate, float* acc) {
     __m512 sum[R][P];
     start_sums<R, P>(sum, accumulate, acc);
+    const float* rows[R];
+    a_rows_of<R, S>(a, lda, a_rows, rows);
     const __mmask16 last = static_cast<__mmask16>((1u << tail) - 1u);
     for (int64_t k = 0; k < steps; ++k) {
-        const float* row = row_of<Gathered>(b, ldb, offsets, k);
+        const float* row = row_of<S>(b, ldb, offsets, k);
+        const int64_t column = a_column<S>(offsets, k);
         __m512 w[P];
 #pragma GCC unroll 4
-        for (int p = 0; p + 1 < P; ++p) w[p] = _mm512_loadu_ps(row + p * kPanel);
-        w[P - 1] = _mm512_maskz_loadu_ps(last, row + (P - 1) * kPanel);
+        for (int p = 0; p + 1 < P; ++p) w[p] = _mm512_loadu_ps(row + p * panel_step);
+        w[P - 1] = _mm512_maskz_loadu_ps(last, row + (P - 1) * panel_step);
 #pragma GCC unroll 6
         for (int r = 0; r < R; ++r) {
-            const __m512 x = _mm512_set1_ps(a[r * lda + k]);
+            const __m512 x = _mm512_set1_ps(rows[r][column]);
 #pragma GCC unroll 4
             for (int p = 0; p < P; ++p) sum[r][p] = _mm512_fmadd_ps(x, w[p], sum[r][p]);
         }
@@ -143,10 +163,12 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) void tile_bf16(const uint
 
 // ---- f32, AVX2: R rows × one panel (two ymm accumulators per row), B read in place; a panel
 // of fewer than 16 columns (`tail`) is read through masks.
-template <int R, bool Gathered>
-__attribute__((target("avx2,fma"))) void tile_f32_avx2(const float* a, int64_t lda, const float* b, int64_t ldb,
-                                                        const int64_t* offsets, int64_t steps, int tail, bool accumulate,
-                                                        float* acc) {
+template <int R, Source S>
+__attribute__((target("avx2,fma"))) void tile_f32_avx2(const float* a, int64_t lda, const int64_t* a_rows, const float* b,
+                                                        int64_t ldb, int64_t, const int64_t* offsets, int64_t steps, int tail,
+                                                        bool accumulate, float* acc) {
+    const float* rows[R];
+    a_rows_of<R, S>(a, lda, a_rows, rows);
     __m256 lo[R], hi[R];
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
@@ -158,12 +180,13 @@ __attribute__((target("avx2,fma"))) void tile_f32_avx2(const float* a, int64_t l
     const __m256i mask_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail - 8), lane);
     const bool whole = tail == kPanel;
     for (int64_t k = 0; k < steps; ++k) {
-        const float* row = row_of<Gathered>(b, ldb, offsets, k);
+        const float* row = row_of<S>(b, ldb, offsets, k);
+        const int64_t column = a_column<S>(offsets, k);
         const __m256 w0 = whole ? _mm256_loadu_ps(row) : _mm256_maskload_ps(row, mask_lo);
         const __m256 w1 = whole ? _mm256_loadu_ps(row + 8) : _mm256_maskload_ps(row + 8, mask_hi);
 #pragma GCC unroll 6
         for (int r = 0; r < R; ++r) {
-            const __m256 x = _mm256_broadcast_ss(a + r * lda + k);
+            const __m256 x = _mm256_broadcast_ss(rows[r] + column);
             lo[r] = _mm256_fmadd_ps(x, w0, lo[r]);
             hi[r] = _mm256_fmadd_ps(x, w1, hi[r]);
         }
@@ -188,51 +211,73 @@ Fn pick(int rows, int panels) {
         default: return Tile<R, 4>::fn;
     }
 }
-template <int R, int P>
+template <Source S>
 struct F32Avx512 {
-    static constexpr auto fn = &tile_f32_avx512<R, P, false>;
-};
-template <int R, int P>
-struct F32Avx512Gathered {
-    static constexpr auto fn = &tile_f32_avx512<R, P, true>;
+    template <int R, int P>
+    struct Tile {
+        static constexpr auto fn = &tile_f32_avx512<R, P, S>;
+    };
 };
 template <int R, int P>
 struct Bf16Avx512 {
     static constexpr auto fn = &tile_bf16<R, P>;
 };
-template <int R, int P>
+template <Source S>
 struct F32Avx2 {
-    static constexpr auto fn = &tile_f32_avx2<R, false>;
+    template <int R, int P>
+    struct Tile {
+        static constexpr auto fn = &tile_f32_avx2<R, S>;
+    };
 };
-template <int R, int P>
-struct F32Avx2Gathered {
-    static constexpr auto fn = &tile_f32_avx2<R, true>;
-};
-using F32TileFn = void (*)(const float*, int64_t, const float*, int64_t, const int64_t*, int64_t, int, bool, float*);
+using F32TileFn = void (*)(const float*, int64_t, const int64_t*, const float*, int64_t, int64_t, const int64_t*, int64_t, int,
+                           bool, float*);
 using Bf16TileFn = void (*)(const uint16_t*, int64_t, const uint16_t*, int64_t, int64_t, bool, float*);
 
-// One tile: rows of A from `a` (row0 and the first K step applied) by `cols` columns of B from
-// `b` (its first column and K step applied; with row offsets, its first column only, and
-// `offsets` from the first K step on), over `k` values of K; `accumulate`: onto the sums in
-// `acc` from earlier K blocks, else from zero.
-void run_tile(const PackedFloatLayout& l, const void* b, const int64_t* offsets, const void* a, int64_t lda, int rows,
-              int64_t cols, int64_t k, bool accumulate, float* acc) {
+// The f32 tile instance for a source and shape.
+template <template <Source> class Kernel>
+F32TileFn pick_f32(Source s, int rows, int panels) {
+    switch (s) {
+        case Source::plain: return pick<F32TileFn, Kernel<Source::plain>::template Tile>(rows, panels);
+        case Source::b_offsets: return pick<F32TileFn, Kernel<Source::b_offsets>::template Tile>(rows, panels);
+        case Source::a_offsets: return pick<F32TileFn, Kernel<Source::a_offsets>::template Tile>(rows, panels);
+    }
+    return nullptr;
+}
+
+// Where one tile reads A and B (see Source). plain: `a` at the tile's first row and K step, rows
+// `lda` apart; `b` at its first column and K step. b_offsets: `b` at its first column only,
+// `offsets` from the first K step on. a_offsets: `a` is A's base, `a_rows` from the tile's first
+// row, `offsets` from its first K step; `b` as plain.
+struct TileOperands {
+    Source source;
+    const void* a;
+    int64_t lda;
+    const int64_t* a_rows;
+    const void* b;
+    const int64_t* offsets;
+};
+
+// One tile of `rows` × `cols` over `k` values of K; `accumulate`: onto the sums in `acc` from
+// earlier K blocks, else from zero.
+void run_tile(const PackedFloatLayout& l, const TileOperands& t, int rows, int64_t cols, int64_t k, bool accumulate,
+              float* acc) {
     const int panels = static_cast<int>(ceil_div(cols, kPanel));
     const int tail = static_cast<int>(cols - (panels - 1) * kPanel);
+    const auto* a = static_cast<const float*>(t.a);
+    const auto* b = static_cast<const float*>(t.b);
     switch (l.kernel) {
         case FloatGemmKernel::avx512:
-            (offsets ? pick<F32TileFn, F32Avx512Gathered>(rows, panels) : pick<F32TileFn, F32Avx512>(rows, panels))(
-                static_cast<const float*>(a), lda, static_cast<const float*>(b), l.row_step, offsets, k, tail, accumulate,
-                acc);
+            pick_f32<F32Avx512>(t.source, rows, panels)(a, t.lda, t.a_rows, b, l.row_step, l.panel_step, t.offsets, k, tail,
+                                                        accumulate, acc);
             return;
         case FloatGemmKernel::avx512_bf16:
-            pick<Bf16TileFn, Bf16Avx512>(rows, panels)(static_cast<const uint16_t*>(a), lda,
-                                                       static_cast<const uint16_t*>(b), l.panel_step, k, accumulate, acc);
+            pick<Bf16TileFn, Bf16Avx512>(rows, panels)(static_cast<const uint16_t*>(t.a), t.lda,
+                                                       static_cast<const uint16_t*>(t.b), l.panel_step, k, accumulate, acc);
             return;
         case FloatGemmKernel::avx2: {
-            const F32TileFn fn = offsets ? pick<F32TileFn, F32Avx2Gathered>(rows, 1) : pick<F32TileFn, F32Avx2>(rows, 1);
+            const F32TileFn fn = pick_f32<F32Avx2>(t.source, rows, 1);
             for (int p = 0; p < panels; ++p)
-                fn(static_cast<const float*>(a), lda, static_cast<const float*>(b) + p * kPanel, l.row_step, offsets, k,
+                fn(a, t.lda, t.a_rows, b + p * l.panel_step, l.row_step, 0, t.offsets, k,
                    p + 1 < panels ? static_cast<int>(kPanel) : tail, accumulate, acc + p * kPanel);
             return;
         }
@@ -245,6 +290,8 @@ void run_tile(const PackedFloatLayout& l, const void* b, const int64_t* offsets,
 // every row of the block passes under it. Without blocking, a long K (BERT's FFN output, 3072)
 // made that tile 768 KB, and A's rows streaming through L2 pushed it out for every row tile.
 constexpr int64_t kKBlockBytes = 64 * 1024;
+// The most of B (one K block, a block's columns) read under each row tile in turn.
+constexpr int64_t kShortKBytes = 256 * 1024;
 
 }  // namespace
 
@@ -283,6 +330,19 @@ PackedFloatLayout packed_float_layout(FloatGemmKernel kernel, int64_t k, int64_t
     l.panel_step = l.packed ? l.steps * 2 * kPanel : kPanel;
     l.row_step = l.packed ? 2 * kPanel : ldb > 0 ? ldb : n;
     return l;
+}
+
+PackedFloatLayout packed_f32_layout(FloatGemmKernel kernel, int64_t k, int64_t n) {
+    PackedFloatLayout l = packed_float_layout(kernel, k, n);
+    if (kernel != FloatGemmKernel::avx512 && kernel != FloatGemmKernel::avx2) return l;  // blas: B as it is
+    l.packed = true;
+    l.panel_step = k * kPanel;
+    l.row_step = kPanel;
+    return l;
+}
+
+float* f32_panel_element(const PackedFloatLayout& l, float* packed, int64_t k, int64_t n) {
+    return packed + (n / kPanel) * l.panel_step + k * l.row_step + n % kPanel;
 }
 
 namespace {
@@ -368,9 +428,13 @@ void TileWriter::tile(void* self, int64_t row0, int64_t rows, int64_t col0, int6
     }
 }
 
-void gemm_packed_float(const PackedFloatLayout& l, const void* b, const void* a, int64_t lda, int64_t m,
-                       FloatEpilogue epilogue, void* state) {
+namespace {
+
+// The product over the pool: A read as `source` says (a_rows and a_offsets for a_offsets).
+void multiply(const PackedFloatLayout& l, const void* b, const void* a, int64_t lda, const int64_t* a_rows,
+              const int64_t* a_offsets, int64_t m, FloatEpilogue epilogue, void* state) {
     if (m <= 0 || l.n <= 0) return;
+    const Source source = a_rows ? Source::a_offsets : l.row_offsets ? Source::b_offsets : Source::plain;
     const size_t element = l.kernel == FloatGemmKernel::avx512_bf16 ? 2 : 4;
     const auto* a_bytes = static_cast<const char*>(a);
     const auto* b_bytes = static_cast<const char*>(b);
@@ -389,28 +453,76 @@ void gemm_packed_float(const PackedFloatLayout& l, const void* b, const void* a,
             const int64_t col_end = std::min(l.n, col_begin + grid.block_cols);
             const int64_t row_tiles = ceil_div(row_end - row_begin, kFloatTileRows);
             sums.resize(static_cast<size_t>(row_tiles * kFloatTileRows * kFloatTileColumns));
+            // B's rows k0... of the tile of columns from col0: k0 rows down (bf16: k0 / 2 pairs
+            // down); with row offsets, the tile's first column (the offsets say where rows are).
+            const auto operands = [&](int64_t col0, int64_t k0) {
+                TileOperands t{source, nullptr, lda, nullptr, nullptr, nullptr};
+                t.b = source == Source::b_offsets
+                          ? b_bytes + col0 * static_cast<int64_t>(element)
+                          : b_bytes + ((col0 / kPanel) * l.panel_step + (element == 2 ? k0 / 2 : k0) * l.row_step) * element;
+                if (source == Source::b_offsets) t.offsets = l.row_offsets + k0;
+                if (source == Source::a_offsets) {
+                    t.a = a;
+                    t.offsets = a_offsets + k0;
+                }
+                return t;
+            };
+            const auto at_row = [&](TileOperands& t, int64_t row0, int64_t k0) {
+                if (source == Source::a_offsets)
+                    t.a_rows = a_rows + row0;
+                else
+                    t.a = a_bytes + (row0 * lda + k0) * element;
+            };
+            // A short K whose block of B fits in L2 (a CNN's 1x1 layers of 64 or 128 channels):
+            // each row tile under every tile of columns in turn, so that A's rows are read once
+            // and Y's rows written whole; sweeping the columns outside read A once per tile of
+            // columns and wrote Y in strips (ResNet-50's 64 → 256 layers ran at 70% of peak).
+            if (l.k <= k_block && l.k * (col_end - col_begin) * static_cast<int64_t>(element) <= kShortKBytes) {
+                float* acc = sums.data();
+                for (int64_t row0 = row_begin; row0 < row_end; row0 += kFloatTileRows) {
+                    const int rows = static_cast<int>(std::min(kFloatTileRows, row_end - row0));
+                    for (int64_t col0 = col_begin; col0 < col_end; col0 += kFloatTileColumns) {
+                        const int64_t cols = std::min(kFloatTileColumns, col_end - col0);
+                        TileOperands t = operands(col0, 0);
+                        at_row(t, row0, 0);
+                        run_tile(l, t, rows, cols, l.k, false, acc);
+                        epilogue(state, row0, rows, col0, cols, acc, kFloatTileColumns);
+                    }
+                }
+                continue;
+            }
             for (int64_t col0 = col_begin; col0 < col_end; col0 += kFloatTileColumns) {
                 const int64_t cols = std::min(kFloatTileColumns, col_end - col0);
                 for (int64_t k0 = 0; k0 < l.k; k0 += k_block) {
                     const int64_t k_count = std::min(k_block, l.k - k0);
-                    // B's rows k0... of this tile: in place k0 rows down; packed, k0 / 2 pairs down;
-                    // with row offsets, the tile's first column (the offsets say where rows are).
-                    const int64_t* offsets = l.row_offsets ? l.row_offsets + k0 : nullptr;
-                    const char* b = offsets ? b_bytes + col0 * static_cast<int64_t>(element)
-                                            : b_bytes + ((col0 / kPanel) * l.panel_step +
-                                                         (l.packed ? k0 / 2 : k0) * l.row_step) * element;
+                    TileOperands t = operands(col0, k0);
                     const bool last = k0 + k_count == l.k;
-                    for (int64_t row0 = row_begin, t = 0; row0 < row_end; row0 += kFloatTileRows, ++t) {
+                    for (int64_t row0 = row_begin, r = 0; row0 < row_end; row0 += kFloatTileRows, ++r) {
                         const int rows = static_cast<int>(std::min(kFloatTileRows, row_end - row0));
-                        float* acc = sums.data() + t * kFloatTileRows * kFloatTileColumns;
-                        run_tile(l, b, offsets, a_bytes + (row0 * lda + k0) * element, lda, rows, cols, k_count, k0 > 0,
-                                 acc);
+                        float* acc = sums.data() + r * kFloatTileRows * kFloatTileColumns;
+                        at_row(t, row0, k0);
+                        run_tile(l, t, rows, cols, k_count, k0 > 0, acc);
                         if (last) epilogue(state, row0, rows, col0, cols, acc, kFloatTileColumns);
                     }
                 }
             }
         }
     });
+}
+
+}  // namespace
+
+void gemm_packed_float(const PackedFloatLayout& l, const void* b, const void* a, int64_t lda, int64_t m,
+                       FloatEpilogue epilogue, void* state) {
+    multiply(l, b, a, lda, nullptr, nullptr, m, epilogue, state);
+}
+
+void gemm_packed_float_rows(const PackedFloatLayout& l, const float* b, const float* a, const int64_t* a_rows,
+                            const int64_t* a_offsets, int64_t m, FloatEpilogue epilogue, void* state) {
+    if (l.kernel != FloatGemmKernel::avx512 && l.kernel != FloatGemmKernel::avx2)
+        throw Unsupported("packed float product with gathered rows: no " + std::string(float_gemm_kernel_name(l.kernel)) +
+                          " kernel");
+    multiply(l, b, a, 0, a_rows, a_offsets, m, epilogue, state);
 }
 
 }  // namespace infer::cpu

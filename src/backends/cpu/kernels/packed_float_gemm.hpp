@@ -36,7 +36,7 @@ std::string_view float_gemm_kernel_name(FloatGemmKernel kernel);
 struct PackedFloatLayout {
     FloatGemmKernel kernel = FloatGemmKernel::blas;
     int64_t k = 0, n = 0;
-    bool packed = false;      // B packed by pack_float_weight (bf16), else read in place, rows row_step apart
+    bool packed = false;      // B packed (bf16 pairs by pack_float_weight, f32 panels), else read in place, rows row_step apart
     int64_t steps = 0;        // K steps per panel: K (f32) or K / 2 rounded up (bf16 pairs)
     int64_t panels = 0;       // N / 16 rounded up
     int64_t panel_step = 0;   // elements from one panel of B to the next
@@ -47,6 +47,14 @@ struct PackedFloatLayout {
 };
 // `ldb`: for a B read in place, the elements between its rows (0: n).
 PackedFloatLayout packed_float_layout(FloatGemmKernel kernel, int64_t k, int64_t n, int64_t ldb = 0);
+// An f32 B packed in panels of 16 columns, each panel's K rows one after another (the last
+// panel zero-padded): a tile then reads its panels as sequential streams. A weight too large
+// for L2, read in place, came in rows thousands of bytes apart that the prefetchers did not
+// follow (ResNet-50's last stage: 9 MB weights by 49 positions ran at 70% of the core's peak).
+// For the blas kernel, the layout of B as it is. Fill with f32_panel_element.
+PackedFloatLayout packed_f32_layout(FloatGemmKernel kernel, int64_t k, int64_t n);
+// Where B[k, n] goes in a packed f32 B (packed_elements(layout) floats, zeroed first).
+float* f32_panel_element(const PackedFloatLayout& layout, float* packed, int64_t k, int64_t n);
 
 // Packs B [K, N] (bf16 bits) for a layout with `packed` set into `out` (packed_elements of it):
 // panels of 16 columns, K in pairs, the last panel and an odd K's last pair zero-padded. B[k, n]
@@ -85,5 +93,10 @@ struct TileWriter {
 // the weight itself), over the calling thread's pool.
 void gemm_packed_float(const PackedFloatLayout& layout, const void* b, const void* a, int64_t lda, int64_t m,
                        FloatEpilogue epilogue, void* state);
+// The same in f32 (avx512 or avx2 kernel, B read in place) with A's rows gathered: A[i, k] is
+// a[a_rows[i] + a_offsets[k]]. A channel-last convolution's patches, read in its image: row i
+// an output position's first input pixel, offset k a tap's pixel and channel from there.
+void gemm_packed_float_rows(const PackedFloatLayout& layout, const float* b, const float* a, const int64_t* a_rows,
+                            const int64_t* a_offsets, int64_t m, FloatEpilogue epilogue, void* state);
 
 }  // namespace infer::cpu
