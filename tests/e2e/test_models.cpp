@@ -499,7 +499,7 @@ TEST_CASE("ResNet-50 quantized to QDQ by onnxruntime matches onnxruntime's outpu
     const auto histogram = session.op_histogram();
     // Every convolution an integer one: requantizing (QLinearConv) where only the QuantizeLinear
     // of the next layer's input reads it, else dequantizing; the requantizing ones channel-last
-    // (passes/channels_last_integer.cpp), with a Transpose where the stretch begins and ends.
+    // (passes/channels_last.cpp), with a Transpose where the stretch begins and ends.
     const auto count = [&](const char* op) { return histogram.count(op) ? histogram.at(op) : size_t{0}; };
     CHECK(count("Conv") == 0);
     CHECK(count("ChannelsLastQLinearConv") >= 50);

@@ -9,7 +9,7 @@ namespace ops {
 
 namespace {
 
-// The channel-last forms (passes/channels_last_integer.cpp): X and Y [N, H, W, C], each against
+// The channel-last forms (passes/channels_last.cpp): X and Y [N, H, W, C], each against
 // its ONNX op on the channel-first reading, turned back. Constant weights take the packed int8
 // kernel: a 3x3 layer with channel tails (20 in, 19 out) over two images, a 1x1 layer without
 // padding (each pixel's channels are its patch), a 3-colour 7x7 stem with stride 2, an i8 X;
@@ -53,15 +53,16 @@ void add_channels_last(std::vector<Case>& c) {
         c.push_back(q);
     }
     // ChannelsLastMaxPool over each type's whole range (padding must never win): ResNet's stem
-    // pool (3x3, stride 2, pads 1) on 24 channels, and a 2x3 window without padding on 5.
+    // pool (3x3, stride 2, pads 1) on 24 channels, and a 2x3 window without padding on 5; f32.
     struct PoolSpec { Dims x, kernel, strides, pads; DType type; };
     for (const PoolSpec& s : {PoolSpec{{2, 9, 11, 24}, {3, 3}, {2, 2}, {1, 1, 1, 1}, DType::u8},
-                              PoolSpec{{1, 6, 7, 5}, {2, 3}, {1, 2}, {0, 0, 0, 0}, DType::i8}}) {
-        const bool u8 = s.type == DType::u8;
+                              PoolSpec{{1, 6, 7, 5}, {2, 3}, {1, 2}, {0, 0, 0, 0}, DType::i8},
+                              PoolSpec{{2, 9, 11, 20}, {3, 3}, {2, 2}, {1, 1, 1, 1}, DType::f32}}) {
+        const bool u8 = s.type == DType::u8, f32 = s.type == DType::f32;
         Case pool{"ChannelsLastMaxPool",
                   Shape(s.x).to_string() + " k" + Shape(s.kernel).to_string() + " s" + Shape(s.strides).to_string() + " p" +
                       Shape(s.pads).to_string() + " " + std::string(infer::dtype_name(s.type)),
-                  {integers("X", Shape(s.x), u8 ? 0 : -128, u8 ? 255 : 127, std::nullopt)},
+                  {f32 ? x("X", Shape(s.x), 3.0) : integers("X", Shape(s.x), u8 ? 0 : -128, u8 ? 255 : 127, std::nullopt)},
                   node("ChannelsLastMaxPool", {{"kernel_shape", s.kernel}, {"strides", s.strides}, {"pads", s.pads}}),
                   [s](const auto& v, DType) {
                       const ref::Window window{s.kernel, s.strides, {}, s.pads};
@@ -69,6 +70,76 @@ void add_channels_last(std::vector<Case>& c) {
                   }};
         pool.dtypes = {s.type};
         c.push_back(pool);
+    }
+    // ChannelsLastConv (f32): FusedConv over X, Z, Y [N, H, W, C]. Constant weights take the
+    // patches-as-rows product: a 3x3 layer with a 19-column tail, a 1x1 layer reading X's pixels
+    // as rows, a 3-colour 7x7 stem with stride 2, asymmetric pads and strides, a strided 1x1
+    // without padding, K in several blocks (576), a product split between threads, two groups;
+    // depthwise layers (3x3 with a channel tail, 5x5 with stride 2, dilation 2, a 3x2 kernel);
+    // weights computed at run time, packed per run. Every activation, with and without bias and Z.
+    struct FloatSpec {
+        Dims x, w, pads, strides;
+        int64_t group;
+        bool bias, residual;
+        std::string activation;
+        bool constant_weight = true;
+        Dims dilations = {1, 1};
+    };
+    for (const FloatSpec& s : {FloatSpec{{2, 5, 6, 20}, {19, 20, 3, 3}, {1, 1, 1, 1}, {1, 1}, 1, true, true, "Relu"},
+                               FloatSpec{{1, 4, 5, 32}, {40, 32, 1, 1}, {0, 0, 0, 0}, {1, 1}, 1, false, true, ""},
+                               FloatSpec{{1, 15, 13, 3}, {16, 3, 7, 7}, {3, 3, 3, 3}, {2, 2}, 1, true, false, "Clip"},
+                               FloatSpec{{1, 6, 5, 17}, {33, 17, 3, 3}, {1, 0, 1, 1}, {2, 1}, 1, true, false, "HardSwish"},
+                               FloatSpec{{1, 7, 7, 16}, {24, 16, 1, 1}, {0, 0, 0, 0}, {2, 2}, 1, true, true, "Relu"},
+                               FloatSpec{{1, 7, 7, 64}, {72, 64, 3, 3}, {1, 1, 1, 1}, {1, 1}, 1, true, true, "Relu"},
+                               FloatSpec{{1, 20, 20, 32}, {64, 32, 3, 3}, {1, 1, 1, 1}, {1, 1}, 1, true, false, "Relu"},
+                               FloatSpec{{1, 5, 5, 8}, {6, 4, 3, 3}, {1, 1, 1, 1}, {1, 1}, 2, true, true, "Clip"},
+                               FloatSpec{{1, 9, 19, 20}, {20, 1, 3, 3}, {1, 1, 1, 1}, {1, 1}, 20, true, true, "Clip"},
+                               FloatSpec{{2, 9, 11, 32}, {32, 1, 5, 5}, {2, 2, 2, 2}, {2, 2}, 32, true, false, "Relu"},
+                               FloatSpec{{1, 7, 8, 16}, {16, 1, 3, 3}, {2, 2, 2, 2}, {1, 1}, 16, false, true, "HardSwish", true, {2, 2}},
+                               FloatSpec{{1, 6, 7, 16}, {16, 1, 3, 2}, {1, 0, 1, 1}, {1, 1}, 16, true, false, ""},
+                               FloatSpec{{2, 5, 6, 7}, {5, 7, 2, 3}, {0, 1, 1, 0}, {1, 2}, 1, true, true, "Relu", false},
+                               FloatSpec{{1, 5, 5, 16}, {16, 1, 3, 3}, {1, 1, 1, 1}, {1, 1}, 16, true, false, "Clip", false}}) {
+        const auto out = [&](size_t axis) {
+            const int64_t extent = s.x[axis + 1] + s.pads[axis] + s.pads[axis + 2] - ((s.w[axis + 2] - 1) * s.dilations[axis] + 1);
+            return extent / s.strides[axis] + 1;
+        };
+        const Dims y_shape{s.x[0], out(0), out(1), s.w[0]};
+        InputSpec w = x("W", Shape(s.w));
+        w.weight = s.constant_weight;
+        std::vector<InputSpec> inputs{x("X", Shape(s.x)), w};
+        if (s.bias) inputs.push_back(x("B", {s.w[0]}));
+        if (s.residual) inputs.push_back(x("Z", Shape(y_shape)));
+        infer::Attributes attrs;
+        attrs.set("strides", s.strides);
+        attrs.set("pads", s.pads);
+        attrs.set("dilations", s.dilations);
+        if (s.group != 1) attrs.set("group", s.group);
+        if (!s.activation.empty()) attrs.set("activation", s.activation);
+        if (s.activation == "Clip") {
+            attrs.set("clip_min", 0.0f);
+            attrs.set("clip_max", 6.0f);
+        }
+        std::vector<Operand> operands{arg(0), arg(1), s.bias ? arg(2) : absent()};
+        if (s.residual) operands.push_back(arg(s.bias ? 3 : 2));
+        Case conv{"ChannelsLastConv",
+                  Shape(s.x).to_string() + " W " + Shape(s.w).to_string() + " pads " + Shape(s.pads).to_string() + " strides " +
+                      Shape(s.strides).to_string() + " dilations " + Shape(s.dilations).to_string() + " group " +
+                      std::to_string(s.group) + (s.bias ? " bias" : "") + (s.residual ? " residual" : "") + " " + s.activation +
+                      (s.constant_weight ? "" : " weight input"),
+                  inputs, node("ChannelsLastConv", attrs, operands), [s](const auto& v, DType) {
+                      const ref::Window window{{}, s.strides, s.dilations, s.pads};
+                      RefTensor y = ref::conv(ref::transpose(v[0], {0, 3, 1, 2}), v[1], s.bias ? &v[2] : nullptr, window, s.group);
+                      y = ref::transpose(y, {0, 2, 3, 1});
+                      if (s.residual) y = ref::binary(y, v[s.bias ? 3 : 2], [](double a, double b) { return a + b; });
+                      if (s.activation == "Relu") y = ref::unary(y, [](double t) { return t > 0 ? t : 0.0; });
+                      if (s.activation == "Clip") y = ref::unary(y, [](double t) { return std::clamp(t, 0.0, 6.0); });
+                      if (s.activation == "HardSwish")
+                          y = ref::unary(y, [](double t) { return t * std::clamp(t / 6.0 + 0.5, 0.0, 1.0); });
+                      return std::vector{y};
+                  }};
+        conv.dtypes = {DType::f32};
+        conv.accumulates = true;
+        c.push_back(conv);
     }
 }
 

@@ -1,6 +1,6 @@
-// A quantized CNN's stretch of 8-bit convolutions, pools and residual sums runs channel-last on
-// the CPU (passes/channels_last_integer.cpp): one Transpose where the stretch begins, one for
-// each value read outside it, and the same bytes the channel-first graph gives.
+// A CNN's stretch of convolutions, pools and 8-bit residual sums runs channel-last on the CPU
+// (passes/channels_last.cpp): one Transpose where the stretch begins, one for each value read
+// outside it, and the results of the channel-first graph (the same bytes for 8-bit ones).
 #include <infer/infer.hpp>
 
 #include <catch2/catch.hpp>
@@ -20,6 +20,7 @@ Tensor scalar(T v) {
     return Tensor::from_vector(std::vector<T>{v}, Shape(std::vector<int64_t>{}));
 }
 
+using infer_test::random_floats;
 using infer_test::random_ints;
 
 Tensor scales(int64_t count, float base) {
@@ -150,6 +151,124 @@ TEST_CASE("ChannelsLastQLinearConv and ChannelsLastMaxPool with wrong operands a
     std::vector<Value> values;
     for (const Tensor& t : conv_inputs(x, l.w)) values.push_back(b.constant(t));
     b.output("y", b.op1("ChannelsLastQLinearConv", values, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+    const Tensor y = Session(b.build()).run({})["y"];
+    CHECK(y.shape() == Shape({1, 5, 6, 3}));
+}
+
+namespace {
+
+// x → Conv 3x3 + Relu → MaxPool 3x3/2 → depthwise Conv 3x3 + Clip → Conv 1x1 + the pool + Relu
+// → Conv 3x3/2, the pool returned too; f32. Weights constants (channel-last) or graph inputs
+// (planes: the pass takes constant weights only).
+Graph float_cnn(const std::vector<Tensor>& weights, bool constant_weights) {
+    GraphBuilder b("float_channels_last");
+    const Value x = b.input("x", DType::f32, {2, 8, 12, 12});
+    const auto w = [&](size_t i) {
+        return constant_weights ? b.constant(weights[i]) : b.input("w" + std::to_string(i), DType::f32, weights[i].shape());
+    };
+    const auto bias = [&](int64_t m, uint32_t seed) { return b.constant(random_floats({m}, 0.1f, seed)); };
+    const std::vector<int64_t> pad1{1, 1, 1, 1};
+    const Value first = b.op1("Relu", {b.op1("Conv", {x, w(0), bias(16, 21)}, {{"pads", pad1}})});
+    const Value pooled = b.op1("MaxPool", {first}, {{"kernel_shape", std::vector<int64_t>{3, 3}},
+                                                    {"strides", std::vector<int64_t>{2, 2}},
+                                                    {"pads", pad1}});
+    const Value depthwise = b.op1("Clip", {b.op1("Conv", {pooled, w(1), bias(16, 22)}, {{"pads", pad1}, {"group", int64_t{16}}}),
+                                           b.constant(Tensor::from_vector(std::vector<float>{0.0f}, Shape(std::vector<int64_t>{}))),
+                                           b.constant(Tensor::from_vector(std::vector<float>{6.0f}, Shape(std::vector<int64_t>{})))});
+    const Value sum = b.op1("Relu", {b.op1("Add", {b.op1("Conv", {depthwise, w(2), bias(16, 23)}), pooled})});
+    b.output("y", b.op1("Conv", {sum, w(3)}, {{"pads", pad1}, {"strides", std::vector<int64_t>{2, 2}}}));
+    b.output("pooled", pooled);
+    return b.build();
+}
+
+void check_close(const Tensor& got, const Tensor& want) {
+    REQUIRE(got.shape() == want.shape());
+    const std::vector<float> a = got.to_vector<float>(), b = want.to_vector<float>();
+    float largest = 0.0f, worst = 0.0f;
+    for (size_t i = 0; i < a.size(); ++i) {
+        largest = std::max(largest, std::abs(b[i]));
+        worst = std::max(worst, std::abs(a[i] - b[i]));
+    }
+    CHECK(largest > 0.1f);
+    CHECK(worst <= 1e-5f * largest);
+}
+
+}  // namespace
+
+TEST_CASE("f32 convolutions and pools run channel-last with the channel-first results", "[passes]") {
+    const std::vector<Tensor> weights{random_floats({16, 8, 3, 3}, 0.2f, 31), random_floats({16, 1, 3, 3}, 0.3f, 32),
+                                      random_floats({16, 16, 1, 1}, 0.25f, 33), random_floats({5, 16, 3, 3}, 0.1f, 34)};
+    const Batch inputs{{"x", random_floats({2, 8, 12, 12}, 1.0f, 35)}};
+
+    const Session channels_last(float_cnn(weights, true));
+    CHECK(count(channels_last, "ChannelsLastConv") == 4);
+    CHECK(count(channels_last, "ChannelsLastMaxPool") == 1);
+    CHECK(count(channels_last, "Conv") + count(channels_last, "FusedConv") == 0);
+    CHECK(count(channels_last, "Transpose") == 3);  // in at the first convolution; out to y and to the pool
+    const Batch got = channels_last.run(inputs);
+
+    const Session planes(float_cnn(weights, false));
+    CHECK(count(planes, "ChannelsLastConv") == 0);
+    CHECK(count(planes, "Transpose") == 0);
+    Batch plane_inputs = inputs;
+    for (size_t i = 0; i < weights.size(); ++i) plane_inputs.set("w" + std::to_string(i), weights[i]);
+    const Batch want = planes.run(plane_inputs);
+    check_close(got["pooled"], want["pooled"]);
+    check_close(got["y"], want["y"]);
+}
+
+// Where every convolution's output goes on to ops kept in planes (SiLU, as EfficientNet's
+// blocks have it), each would need a Transpose in and one out: the f32 forms are not taken.
+TEST_CASE("f32 convolutions stay in planes where the Transposes would outnumber them", "[passes]") {
+    GraphBuilder b("silu_cnn");
+    Value v = b.input("x", DType::f32, {1, 8, 10, 10});
+    for (uint32_t i = 0; i < 3; ++i) {
+        const Value conv = b.op1("Conv", {v, b.constant(random_floats({8, 8, 3, 3}, 0.2f, 40 + i))},
+                                 {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+        v = b.op1("Mul", {conv, b.op1("Sigmoid", {conv})});
+    }
+    b.output("y", v);
+    const Session session(b.build());
+    CHECK(count(session, "ChannelsLastConv") == 0);
+    CHECK(count(session, "Transpose") == 0);
+    CHECK(session.run({{"x", random_floats({1, 8, 10, 10}, 1.0f, 44)}})["y"].shape() == Shape({1, 8, 10, 10}));
+}
+
+TEST_CASE("ChannelsLastConv with wrong operands is a clear error", "[errors]") {
+    const Tensor x = random_floats({1, 5, 6, 4}, 1.0f, 50);  // [N, H, W, C], 4 channels
+    const auto expect_error = [](const std::vector<Tensor>& inputs, const Attributes& attributes, const std::string& says) {
+        GraphBuilder b("bad_channels_last_conv");
+        std::vector<Value> values;
+        for (const Tensor& t : inputs) values.push_back(b.constant(t));
+        try {
+            b.output("y", b.op1("ChannelsLastConv", values, attributes));
+            b.build();
+            FAIL("accepted");
+        } catch (const Error& e) {
+            CHECK_THAT(e.what(), Catch::Contains(says));
+        }
+    };
+    expect_error({x, random_floats({3, 5, 3, 3}, 1.0f, 51)}, {}, "input has 4 channels; weights expect 5 x group 1");
+    expect_error({x, random_floats({3, 2, 3, 3}, 1.0f, 52)}, {{"group", int64_t{2}}}, "3 output channels do not split into 2 groups");
+    expect_error({x, random_floats({3, 4, 3}, 1.0f, 53)}, {}, "differ in rank");
+    expect_error({x, random_floats({3, 4, 3, 3}, 1.0f, 54), random_floats({3}, 1.0f, 55), random_floats({1, 5, 6, 4}, 1.0f, 56)},
+                 {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, "Z must have the output's shape");
+    expect_error({x, random_floats({3, 4, 3, 3}, 1.0f, 57)}, {{"activation", std::string("Gelu")}}, "activation must be");
+    {  // a 3-D convolution's shapes are fine; the CPU's kernel is 2-D only, and says so
+        GraphBuilder b("three_d");
+        b.output("y", b.op1("ChannelsLastConv", {b.constant(random_floats({1, 5, 6, 4, 4}, 1.0f, 58)),
+                                                  b.constant(random_floats({3, 4, 3, 3, 3}, 1.0f, 59))}));
+        try {
+            Session(b.build()).run({});
+            FAIL("a 3-D ChannelsLastConv ran");
+        } catch (const Error& e) {
+            CHECK_THAT(e.what(), Catch::Contains("channel-last convolutions are 2-D"));
+        }
+    }
+
+    GraphBuilder b("good");
+    b.output("y", b.op1("ChannelsLastConv", {b.constant(x), b.constant(random_floats({3, 4, 3, 3}, 1.0f, 60))},
+                        {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
     const Tensor y = Session(b.build()).run({})["y"];
     CHECK(y.shape() == Shape({1, 5, 6, 3}));
 }

@@ -224,7 +224,7 @@ TEST_CASE("QDQ convolutions run as integer convolutions with the float result", 
     b.output("y", fake_quantize(b, conv, sy, zy));
     Session session(b.build());
     const std::vector<float> got = session.run({{"x", Tensor::from_vector(xs, {2, c, h, w})}})["y"].to_vector<float>();
-    // The QLinearConv channel-last on the CPU (passes/channels_last_integer.cpp), between two Transposes.
+    // The QLinearConv channel-last on the CPU (passes/channels_last.cpp), between two Transposes.
     CHECK(count_op(session.placement(), integer_bias ? "ChannelsLastQLinearConv" : "ConvIntegerToFloat") == 1);
     CHECK(count_op(session.placement(), "Transpose") == (integer_bias ? 2 : 0));
     CHECK(count_op(session.placement(), "Conv") == 0);

@@ -28,22 +28,30 @@ std::vector<Shape> shape_fused_matmul(const InferenceContext& ctx) {
 // clip_max, floats, either left out for no bound) | "HardSwish": activation(Conv(X, W, B) + Z), Z
 // of Y's shape (a residual branch). What a CNN's Conv → Add → Relu (or → Clip: ReLU6, or →
 // HardSwish: MobileNetV3) chains compute, in the convolution's epilogue.
-std::vector<Shape> shape_fused_conv(const InferenceContext& ctx) {
-    check_same_dtypes(ctx, 0);
+void check_conv_activation(const InferenceContext& ctx) {
     const std::string activation = ctx.attrs().get_string("activation", "");
     if (activation != "" && activation != "Relu" && activation != "Clip" && activation != "HardSwish")
         ctx.fail("activation must be empty, Relu, Clip or HardSwish, got '" + activation + "'");
     if (activation == "Clip" && ctx.attrs().has("clip_min") && ctx.attrs().has("clip_max") &&
         !(ctx.attrs().get_float("clip_min", 0.0f) <= ctx.attrs().get_float("clip_max", 0.0f)))
         ctx.fail("clip_min must not exceed clip_max");
-    std::vector<Shape> y = shape_conv(ctx);
+}
+
+// Z (input 3), when present, must have Y's shape.
+Shape check_residual(const InferenceContext& ctx, const Shape& y) {
     if (!ctx.has_input(3)) return y;
     const Shape& z = ctx.shape(3);
-    bool same = z.rank() == y[0].rank();
+    bool same = z.rank() == y.rank();
     for (size_t i = 0; same && i < z.rank(); ++i)  // a dimension unknown until run time matches any
-        same = z[i] == y[0][i] || z[i] == kDynamic || y[0][i] == kDynamic;
-    if (!same) ctx.fail("Z must have the output's shape " + y[0].to_string() + ", got " + z.to_string());
+        same = z[i] == y[i] || z[i] == kDynamic || y[i] == kDynamic;
+    if (!same) ctx.fail("Z must have the output's shape " + y.to_string() + ", got " + z.to_string());
     return y;
+}
+
+std::vector<Shape> shape_fused_conv(const InferenceContext& ctx) {
+    check_same_dtypes(ctx, 0);
+    check_conv_activation(ctx);
+    return {check_residual(ctx, shape_conv(ctx)[0])};
 }
 
 // MatMulIntegerToFloat(A[..., M, K] u8/i8, B[..., K, N] u8/i8 (batch dims broadcast as
@@ -137,9 +145,9 @@ std::vector<Shape> shape_quantized_add(const InferenceContext& ctx) {
 }
 
 // The channel-last forms of a convolution and a pool: X [N, spatial..., C], Y [N, spatial...,
-// channels] (the window geometry is the one of X's channel-first reading). Between 8-bit
-// convolutions a CPU keeps each pixel's channels together (passes/channels_last_integer.cpp):
-// a product reads a pixel's channels as one row, so no layout change is needed per layer.
+// channels] (the window geometry is the one of X's channel-first reading). Between convolutions
+// a CPU keeps each pixel's channels together (passes/channels_last.cpp): a product reads a
+// pixel's channels as one row, so no layout change is needed per layer.
 Shape channels_last_window(const InferenceContext& ctx, int64_t channels, const std::vector<int64_t>& kernel_from_weights) {
     const Shape& x = ctx.shape(0);
     if (x.rank() < 3) ctx.fail("input must be [N, spatial..., C], got " + x.to_string());
@@ -155,18 +163,32 @@ Shape channels_last_window(const InferenceContext& ctx, int64_t channels, const 
     return Shape(dims);
 }
 
-// ChannelsLastQLinearConv: QLinearConv's inputs and attributes, X and Y channel-last (W as
-// ONNX has it, [M, C/group, kernel...]).
-std::vector<Shape> shape_channels_last_qlinear_conv(const InferenceContext& ctx) {
-    const Shape& x = ctx.shape(0);
-    const Shape& w = ctx.shape(3);
+// A channel-last convolution's output: X [N, spatial..., C] by W [M, C/group, kernel...].
+Shape channels_last_conv_window(const InferenceContext& ctx, const Shape& x, const Shape& w) {
+    if (x.rank() < 3) ctx.fail("input must be [N, spatial..., C], got " + x.to_string());
     if (w.rank() != x.rank()) ctx.fail("weights " + w.to_string() + " and input " + x.to_string() + " differ in rank");
     const int64_t group = ctx.attrs().get_int("group", 1), channels = x.rank() ? x[x.rank() - 1] : 0;
     if (group < 1) ctx.fail("group must be positive");
     if (channels != kDynamic && w[1] != kDynamic && w[1] * group != channels)
         ctx.fail("input has " + std::to_string(channels) + " channels; weights expect " + std::to_string(w[1]) + " x group " +
                  std::to_string(group));
+    if (w.rank() > 0 && w[0] != kDynamic && w[0] % group != 0)
+        ctx.fail(std::to_string(w[0]) + " output channels do not split into " + std::to_string(group) + " groups");
     return {channels_last_window(ctx, w[0], std::vector<int64_t>(w.dims().begin() + 2, w.dims().end()))};
+}
+
+// ChannelsLastQLinearConv: QLinearConv's inputs and attributes, X and Y channel-last (W as
+// ONNX has it, [M, C/group, kernel...]).
+std::vector<Shape> shape_channels_last_qlinear_conv(const InferenceContext& ctx) {
+    return {channels_last_conv_window(ctx, ctx.shape(0), ctx.shape(3))};
+}
+
+// ChannelsLastConv: FusedConv's inputs and attributes, X, Z and Y channel-last (W as ONNX has
+// it). An f32 CNN's convolutions between its edges (passes/channels_last.cpp).
+std::vector<Shape> shape_channels_last_conv(const InferenceContext& ctx) {
+    check_same_dtypes(ctx, 0);
+    check_conv_activation(ctx);
+    return {check_residual(ctx, channels_last_conv_window(ctx, ctx.shape(0), ctx.shape(1)))};
 }
 
 // ChannelsLastMaxPool: MaxPool's attributes (no Indices), X and Y channel-last.
@@ -270,6 +292,7 @@ std::vector<OpSchema> fused_op_schemas() {
         {"QuantizedAdd", 8, 8, 1, 1, 0, dtype_of_input7, shape_quantized_add, 0, kFusedF32},
         {"ChannelsLastQLinearConv", 8, 9, 1, 1, 0, dtype_of_input7, shape_channels_last_qlinear_conv, 0, kFusedF32},
         {"ChannelsLastMaxPool", 1, 1, 1, 1, 0, same, shape_channels_last_max_pool, 0, kFusedF32},
+        {"ChannelsLastConv", 2, 4, 1, 1, 0, same, shape_channels_last_conv, 0, kFusedF32},
         // keeps_f32 as LayerNormalization does: the residual stream stays in f32.
         {"AddLayerNormalization", 3, 4, 1, 2, 0, dtype_add_layer_norm, shape_add_layer_norm, 0, kFusedF32},
         // Low like the products it is made of; the softmax is computed in f32 inside.

@@ -1,19 +1,26 @@
-// Between 8-bit convolutions, each pixel's channels together: ONNX's planes [N, C, H, W] become
-// [N, H, W, C] for the stretch of a quantized CNN the target runs that way, with one Transpose
-// where the stretch begins and one where a value leaves it. A convolution on the packed int8
-// kernel reads each output position's patch as one row of channels and writes its tiles a
-// position at a time; in planes it had to turn its input channel-last and its output back at
-// every layer (a tenth of an int8 ResNet-50's time on one core went to those byte transposes).
+// Between convolutions, each pixel's channels together: ONNX's planes [N, C, H, W] become
+// [N, H, W, C] for the stretch of a CNN the target runs that way, with one Transpose where the
+// stretch begins and one where a value leaves it. A convolution on the CPU's products reads
+// each output position's patch as one row of channels and writes a position's output channels
+// together; in planes an 8-bit convolution had to turn its input channel-last and its output
+// back at every layer (a tenth of an int8 ResNet-50's time on one core), and an f32 one filled
+// its 64-position tiles poorly where a late stage has 49 positions.
 //
 // Taken, in graph order:
 //  - QLinearConv with a constant weight, one group and a 4-D input → ChannelsLastQLinearConv
 //    (always: the kernel would otherwise pay for both transposes itself);
-//  - MaxPool of a 4-D 8-bit input made channel-last, without Indices → ChannelsLastMaxPool;
+//  - Conv and FusedConv of a 4-D f32 input with a constant weight, one group or one channel
+//    per group (depthwise) → ChannelsLastConv (its residual Z channel-last too);
+//  - MaxPool of a 4-D 8-bit or f32 input made channel-last, without Indices → ChannelsLastMaxPool;
 //  - QuantizedAdd of two 4-D operands, one of them made channel-last (elementwise: only the
 //    layout of its operands and result changes; a 4-D operand that broadcasts is transposed
 //    the same way, so it still broadcasts along the right axes).
-// Each form only where the target has a kernel for it; values read outside the stretch or
-// returned by the graph get their planes back from a Transpose.
+// Each form only where the target has a kernel for it (keyed by X's dtype, so a convolution the
+// precision lowered to bf16 stays as it is); values read outside the stretch or returned by the
+// graph get their planes back from a Transpose. An f32 convolution gains less than the
+// transposes around it cost when its neighbours stay in planes (EfficientNet's squeeze-excite
+// blocks and SiLU between every pair): the f32 forms are taken only when they add few
+// Transposes for their number (at most one per two convolutions, and one more), else none.
 #include "core/ops/op_schema.hpp"
 #include "core/passes/pattern.hpp"
 #include "core/passes/pipeline.hpp"
@@ -34,17 +41,32 @@ NodeIR transpose(const std::string& name, int from, int to, const std::vector<in
 
 }  // namespace
 
-void channels_last_integer(Rewriter& rewriter, const PassContext& context) {
-    const OpId qlinear_conv = op_id("QLinearConv"), max_pool = op_id("MaxPool"), quantized_add = op_id("QuantizedAdd");
-    const Pattern p(rewriter);
+namespace {
+
+struct Choice {
+    std::vector<int> converted;           // nodes, in graph order
+    std::vector<NodeIR> forms;            // their channel-last forms
+    std::vector<bool> made_channels_last; // per value: written by a converted node
+};
+
+// The value slots of a form that are channel-last: X, and a residual or QuantizedAdd's B.
+std::vector<size_t> layout_inputs(const NodeIR& form) {
+    if (form.op == "QuantizedAdd") return {0, 3};
+    if (form.op == "ChannelsLastConv" && form.inputs.size() > 3 && form.inputs[3] >= 0) return {0, 3};
+    return {0};
+}
+
+Choice choose(const Pattern& p, const PassContext& context, bool with_float) {
+    const OpId qlinear_conv = op_id("QLinearConv"), conv = op_id("Conv"), fused_conv = op_id("FusedConv"),
+               max_pool = op_id("MaxPool"), quantized_add = op_id("QuantizedAdd");
     const GraphIR& g = p.graph();
     const auto four_d = [&](int value) { return value >= 0 && p.type(value).shape && p.type(value).shape->rank() == 4; };
     const auto integer8 = [&](int value) { return p.type(value).dtype == DType::u8 || p.type(value).dtype == DType::i8; };
+    const auto f32 = [&](int value) { return p.type(value).dtype == DType::f32; };
 
     // Which nodes turn channel-last (graph order: a node's choice looks at its producers').
-    std::vector<bool> made_channels_last(g.values.size(), false);
-    std::vector<int> converted;
-    std::vector<NodeIR> forms;
+    Choice c;
+    c.made_channels_last.assign(g.values.size(), false);
     for (size_t i = 0; i < g.nodes.size(); ++i) {
         const int n = static_cast<int>(i);
         const NodeIR& node = g.nodes[i];
@@ -53,22 +75,81 @@ void channels_last_integer(Rewriter& rewriter, const PassContext& context) {
             const Tensor* w = p.constant(node.inputs[3]);
             if (!four_d(node.inputs[0]) || !w || w->rank() != 4 || node.attributes.get_int("group", 1) != 1) continue;
             form.op = "ChannelsLastQLinearConv";
+        } else if (p.is(n, conv) || p.is(n, fused_conv)) {
+            const Tensor* w = p.constant(node.inputs[1]);
+            const int64_t group = node.attributes.get_int("group", 1);
+            if (!with_float || !four_d(node.inputs[0]) || !f32(node.inputs[0]) || !w || w->rank() != 4 ||
+                node.outputs.size() != 1)
+                continue;
+            if (group != 1 && !(w->shape()[1] == 1 && w->shape()[0] == group)) continue;  // one group, or depthwise
+            form.op = "ChannelsLastConv";
         } else if (p.is(n, max_pool)) {
             const int x = node.inputs[0];
-            if (node.outputs.size() != 1 || !four_d(x) || !integer8(x) || !made_channels_last[x]) continue;
+            if (node.outputs.size() != 1 || !four_d(x) || !(integer8(x) || f32(x)) || !c.made_channels_last[x]) continue;
             form.op = "ChannelsLastMaxPool";  // storage_order, which only Indices read, stays unread
         } else if (p.is(n, quantized_add)) {
             const int a = node.inputs[0], b = node.inputs[3];
-            if (!four_d(a) || !four_d(b) || !four_d(node.outputs[0]) || (!made_channels_last[a] && !made_channels_last[b])) continue;
+            if (!four_d(a) || !four_d(b) || !four_d(node.outputs[0]) ||
+                (!c.made_channels_last[a] && !c.made_channels_last[b]))
+                continue;
         } else {
             continue;
         }
-        // The 8-bit kernels are keyed by X's dtype (u8 or i8).
         if (!context.target.kernels().find(form.op, p.type(node.inputs[0]).dtype) || !context.target_supports(g, form)) continue;
-        converted.push_back(n);
-        forms.push_back(std::move(form));
-        for (int out : node.outputs) made_channels_last[out] = true;
+        for (size_t slot : layout_inputs(form))
+            if (!four_d(form.inputs[slot])) goto next;
+        c.converted.push_back(n);
+        c.forms.push_back(std::move(form));
+        for (int out : node.outputs) c.made_channels_last[out] = true;
+    next:;
     }
+    return c;
+}
+
+// Whether a value written by a converted node is read in planes too (or returned).
+bool read_outside(const Pattern& p, const std::vector<bool>& is_converted, int value) {
+    bool outside = std::find(p.graph().outputs.begin(), p.graph().outputs.end(), value) != p.graph().outputs.end();
+    for (int reader : p.readers(value)) outside = outside || !is_converted[reader];
+    return outside;
+}
+
+// The Transposes a choice's f32 nodes add (values entering them in planes, values they write
+// that are read in planes), against how many f32 convolutions it turns: a Transpose is one pass
+// over a tensor, a convolution many; ResNet-50 and MobileNetV2 need 2 for 53 and 52, a block
+// of SiLU-separated convolutions 2 per convolution, a lone convolution 2. At most one per two
+// convolutions, and one more.
+bool float_forms_pay(const Pattern& p, const Choice& c) {
+    const GraphIR& g = p.graph();
+    std::vector<bool> is_converted(g.nodes.size(), false), entering(g.values.size(), false);
+    for (int n : c.converted) is_converted[n] = true;
+    int64_t convolutions = 0, transposes = 0;
+    for (size_t i = 0; i < c.converted.size(); ++i) {
+        const NodeIR& form = c.forms[i];
+        const bool float_form = form.op == "ChannelsLastConv" ||
+                                (form.op == "ChannelsLastMaxPool" && p.type(form.inputs[0]).dtype == DType::f32);
+        if (!float_form) continue;
+        convolutions += form.op == "ChannelsLastConv";
+        for (size_t slot : layout_inputs(form)) {
+            const int v = form.inputs[slot];
+            if (!c.made_channels_last[v] && !entering[v]) {
+                entering[v] = true;
+                ++transposes;
+            }
+        }
+        for (int out : form.outputs) transposes += read_outside(p, is_converted, out);
+    }
+    return transposes <= convolutions / 2 + 1;
+}
+
+}  // namespace
+
+void channels_last(Rewriter& rewriter, const PassContext& context) {
+    const Pattern p(rewriter);
+    const GraphIR& g = p.graph();
+    Choice choice = choose(p, context, true);
+    if (!float_forms_pay(p, choice)) choice = choose(p, context, false);
+    const std::vector<int>& converted = choice.converted;
+    std::vector<NodeIR>& forms = choice.forms;
 
     // The rewrite: each converted node reads and writes channel-last values of its own.
     std::vector<int> channels_last(g.values.size(), -1);  // a value's channel-last twin
@@ -78,8 +159,7 @@ void channels_last_integer(Rewriter& rewriter, const PassContext& context) {
         const int n = converted[c];
         NodeIR& form = forms[c];
         std::vector<NodeIR> made;
-        const std::vector<size_t> layout_inputs = form.op == "QuantizedAdd" ? std::vector<size_t>{0, 3} : std::vector<size_t>{0};
-        for (size_t slot : layout_inputs) {
+        for (size_t slot : layout_inputs(form)) {
             const int v = form.inputs[slot];
             if (channels_last[v] < 0) {  // a value from outside the stretch (its producers' turn came first)
                 channels_last[v] = rewriter.add_value(g.values[v].name + "/channels_last");
@@ -92,9 +172,7 @@ void channels_last_integer(Rewriter& rewriter, const PassContext& context) {
         for (int& out : form.outputs) {
             const int original = out;
             out = channels_last[original] = rewriter.add_value(g.values[original].name + "/channels_last");
-            bool read_outside = std::find(g.outputs.begin(), g.outputs.end(), original) != g.outputs.end();
-            for (int reader : p.readers(original)) read_outside = read_outside || !is_converted[reader];
-            if (read_outside)
+            if (read_outside(p, is_converted, original))
                 back.push_back(transpose(rewriter.unique_name(g.values[original].name + "/to_planes"), out, original, kToPlanes));
         }
         made.push_back(std::move(form));

@@ -44,9 +44,10 @@ const std::vector<NamedPass>& session_passes() {
         {"fuse_conv_epilogue", fuse_conv_epilogue},
         {"fuse_add_layer_norm", fuse_add_layer_norm},
         {"quantize_products", quantize_products},
-        // After every pass that makes QLinearConv or QuantizedAdd.
-        {"channels_last_integer", channels_last_integer},
         {"lower_precision", lower_precision_pass},
+        // After every pass that makes QLinearConv or QuantizedAdd, and after the lowering, which
+        // leaves f32 only the convolutions that stay f32.
+        {"channels_last", channels_last},
         {"fold_norm_casts", fold_norm_casts},
     };
     return passes;

@@ -55,8 +55,8 @@ void integer_qdq_products(Rewriter& rewriter, const PassContext& context);
 void fuse_gelu(Rewriter& rewriter, const PassContext& context);
 // x · Sigmoid(x) to Silu (fuse_silu.cpp).
 void fuse_silu(Rewriter& rewriter, const PassContext& context);
-// 8-bit convolutions, their pools and residual sums channel-last (channels_last_integer.cpp).
-void channels_last_integer(Rewriter& rewriter, const PassContext& context);
+// Convolutions (8-bit and f32), their pools and 8-bit residual sums channel-last (channels_last.cpp).
+void channels_last(Rewriter& rewriter, const PassContext& context);
 // MatMulInteger → Cast → Mul by the scale (→ Add of a bias) to MatMulIntegerToFloat
 // (fuse_integer_dequantize.cpp).
 void fuse_integer_dequantize(Rewriter& rewriter, const PassContext& context);

@@ -7,6 +7,7 @@ namespace infer::cpu {
 void register_neural_family_kernels(KernelRegistry& r) {
     register_normalization_kernels(r);
     register_conv_kernels(r);
+    register_channels_last_conv_kernels(r);
     register_pool_kernels(r);
     register_loss_kernels(r);
     register_conv_transpose_kernels(r);

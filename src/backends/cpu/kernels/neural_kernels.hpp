@@ -9,6 +9,7 @@ namespace infer::cpu {
 
 void register_normalization_kernels(KernelRegistry& registry);   // Softmax, Layer/BatchNorm
 void register_conv_kernels(KernelRegistry& registry);            // Conv, FusedConv
+void register_channels_last_conv_kernels(KernelRegistry& registry);  // ChannelsLastConv
 void register_bf16_conv_kernel(KernelRegistry& registry, const std::string& op);  // op in bf16 on AVX512_BF16
 void register_pool_kernels(KernelRegistry& registry);            // MaxPool, AveragePool, Global...
 void register_loss_kernels(KernelRegistry& registry);            // SoftmaxCrossEntropy, NLL

@@ -1,5 +1,5 @@
 // MaxPool (with its Indices output), AveragePool (1-D to 3-D windows), GlobalAveragePool and
-// MaxUnpool over [N, C, spatial...]; ChannelsLastMaxPool of 8-bit data over [N, spatial..., C].
+// MaxUnpool over [N, C, spatial...]; ChannelsLastMaxPool of 8-bit or f32 data over [N, spatial..., C].
 #include "backends/cpu/kernels/cpu_features.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
@@ -175,7 +175,7 @@ void max_pool_2d_rows_integer(const T* px, T* py, int64_t planes, const std::arr
     });
 }
 
-// ChannelsLastMaxPool of 8-bit X [N, spatial..., C] (passes/channels_last_integer.cpp): each
+// ChannelsLastMaxPool of 8-bit or f32 X [N, spatial..., C] (passes/channels_last.cpp): each
 // output pixel's C maxima together, the window's pixels taken a whole channel row at a time
 // (elementwise_max, vectorized over the channels); in parallel over output pixels.
 template <class T>
@@ -374,6 +374,7 @@ void register_pool_kernels(KernelRegistry& r) {
     r.add("MaxPool", DType::f64, pool_kernel<true, double>);
     r.add("ChannelsLastMaxPool", DType::u8, channels_last_max_pool_kernel<uint8_t>);
     r.add("ChannelsLastMaxPool", DType::i8, channels_last_max_pool_kernel<int8_t>);
+    r.add("ChannelsLastMaxPool", DType::f32, channels_last_max_pool_kernel<float>);
     add_floating(r, "AveragePool", pool_kernel<false, float>);
     r.add("AveragePool", DType::f64, pool_kernel<false, double>);
     add_floating(r, "GlobalAveragePool", global_average_pool_kernel);
