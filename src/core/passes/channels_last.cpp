@@ -39,10 +39,6 @@ NodeIR transpose(const std::string& name, int from, int to, const std::vector<in
     return {"Transpose", name, {from}, {to}, attributes};
 }
 
-}  // namespace
-
-namespace {
-
 struct Choice {
     std::vector<int> converted;           // nodes, in graph order
     std::vector<NodeIR> forms;            // their channel-last forms
@@ -96,12 +92,11 @@ Choice choose(const Pattern& p, const PassContext& context, bool with_float) {
             continue;
         }
         if (!context.target.kernels().find(form.op, p.type(node.inputs[0]).dtype) || !context.target_supports(g, form)) continue;
-        for (size_t slot : layout_inputs(form))
-            if (!four_d(form.inputs[slot])) goto next;
+        const std::vector<size_t> slots = layout_inputs(form);
+        if (!std::all_of(slots.begin(), slots.end(), [&](size_t slot) { return four_d(form.inputs[slot]); })) continue;
         c.converted.push_back(n);
         c.forms.push_back(std::move(form));
         for (int out : node.outputs) c.made_channels_last[out] = true;
-    next:;
     }
     return c;
 }

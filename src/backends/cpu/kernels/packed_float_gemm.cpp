@@ -477,7 +477,8 @@ void multiply(const PackedFloatLayout& l, const void* b, const void* a, int64_t 
             // each row tile under every tile of columns in turn, so that A's rows are read once
             // and Y's rows written whole; sweeping the columns outside read A once per tile of
             // columns and wrote Y in strips (ResNet-50's 64 → 256 layers ran at 70% of peak).
-            if (l.k <= k_block && l.k * (col_end - col_begin) * static_cast<int64_t>(element) <= kShortKBytes) {
+            // (f32 only: measured there.)
+            if (element == 4 && l.k <= k_block && l.k * (col_end - col_begin) * 4 <= kShortKBytes) {
                 float* acc = sums.data();
                 for (int64_t row0 = row_begin; row0 < row_end; row0 += kFloatTileRows) {
                     const int rows = static_cast<int>(std::min(kFloatTileRows, row_end - row0));
