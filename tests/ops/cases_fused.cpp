@@ -76,7 +76,8 @@ void add_channels_last(std::vector<Case>& c) {
     // as rows, a 3-colour 7x7 stem with stride 2, asymmetric pads and strides, a strided 1x1
     // without padding, K in several blocks (576), a product split between threads, two groups;
     // depthwise layers (3x3 with a channel tail, 5x5 with stride 2, dilation 2, a 3x2 kernel);
-    // weights computed at run time, packed per run. Every activation, with and without bias and Z.
+    // weights computed at run time, packed per run; 3x3 layers over enough positions for
+    // Winograd's F(2x2, 3x3). Every activation, with and without bias and Z.
     struct FloatSpec {
         Dims x, w, pads, strides;
         int64_t group;
@@ -98,7 +99,14 @@ void add_channels_last(std::vector<Case>& c) {
                                FloatSpec{{1, 7, 8, 16}, {16, 1, 3, 3}, {2, 2, 2, 2}, {1, 1}, 16, false, true, "HardSwish", true, {2, 2}},
                                FloatSpec{{1, 6, 7, 16}, {16, 1, 3, 2}, {1, 0, 1, 1}, {1, 1}, 16, true, false, ""},
                                FloatSpec{{2, 5, 6, 7}, {5, 7, 2, 3}, {0, 1, 1, 0}, {1, 2}, 1, true, true, "Relu", false},
-                               FloatSpec{{1, 5, 5, 16}, {16, 1, 3, 3}, {1, 1, 1, 1}, {1, 1}, 16, true, false, "Clip", false}}) {
+                               FloatSpec{{1, 5, 5, 16}, {16, 1, 3, 3}, {1, 1, 1, 1}, {1, 1}, 16, true, false, "Clip", false},
+                               // Winograd F(2x2, 3x3) (3x3, stride 1, 48 tiles or more): output
+                               // sizes that end in half tiles, channel tails (20 in, 19 out),
+                               // no padding, asymmetric pads, a weight input.
+                               FloatSpec{{2, 13, 11, 20}, {19, 20, 3, 3}, {1, 1, 1, 1}, {1, 1}, 1, true, true, "HardSwish"},
+                               FloatSpec{{1, 15, 15, 16}, {16, 16, 3, 3}, {0, 0, 0, 0}, {1, 1}, 1, false, true, "Relu"},
+                               FloatSpec{{1, 14, 16, 24}, {32, 24, 3, 3}, {0, 1, 1, 0}, {1, 1}, 1, true, false, "Clip"},
+                               FloatSpec{{1, 16, 16, 16}, {24, 16, 3, 3}, {1, 1, 1, 1}, {1, 1}, 1, true, true, "", false}}) {
         const auto out = [&](size_t axis) {
             const int64_t extent = s.x[axis + 1] + s.pads[axis] + s.pads[axis + 2] - ((s.w[axis + 2] - 1) * s.dilations[axis] + 1);
             return extent / s.strides[axis] + 1;

@@ -9,12 +9,14 @@
 // further (packed_float_gemm.hpp). Wᵀ is packed once per session. Each finished tile gets
 // bias, residual and activation while in cache. Depthwise layers (one channel per group) sum
 // their taps per pixel, channels in vectors.
+#include "backends/cpu/kernels/channels_last_conv.hpp"
+
 #include "backends/cpu/kernels/blas.hpp"
-#include "backends/cpu/kernels/conv_columns.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/neural_kernels.hpp"
 #include "backends/cpu/kernels/packed_float_gemm.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
+#include "backends/cpu/kernels/winograd_conv.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -24,44 +26,6 @@
 namespace infer::cpu {
 
 namespace {
-
-// Vectors of floats through GCC's vector extensions: one body for AVX-512 (16 lanes) and AVX2
-// (8), compiled in functions of each target. A lane's arithmetic is the scalar's (FMA contraction
-// aside); the comparisons keep a NaN NaN, as ConvActivation does.
-// The helpers below take and return vectors by value, always inlined into a function of the
-// vectors' target: no call ever passes one, so GCC's note on the vector ABI does not apply.
-#pragma GCC diagnostic ignored "-Wpsabi"
-using Float16 = float __attribute__((vector_size(64)));
-using Float8 = float __attribute__((vector_size(32)));
-
-template <class V>
-constexpr int64_t kLanes = static_cast<int64_t>(sizeof(V) / sizeof(float));
-
-template <class V>
-__attribute__((always_inline)) inline V load(const float* p) {
-    V v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-
-template <class V>
-__attribute__((always_inline)) inline void store(float* p, V v) {
-    std::memcpy(p, &v, sizeof v);
-}
-
-template <class V>
-__attribute__((always_inline)) inline V activate(V v, const ConvActivation& a) {
-    if (a.hard_swish) {
-        V t = v * detail::kHardSwishAlpha + 0.5f;
-        t = t < 0.0f ? V{} : t;
-        t = 1.0f < t ? V{} + 1.0f : t;
-        return v * t;
-    }
-    if (!a.clamps()) return v;
-    const V low = V{} + a.low, high = V{} + a.high;
-    v = v < low ? low : v;
-    return high < v ? high : v;
-}
 
 // out[c] = act(acc[c] + bias[c] + z[c]) for c < cols (bias, z null when absent), vectors
 // first, the tail a value at a time.
@@ -116,23 +80,11 @@ struct ChannelsLastWriter {
     }
 };
 
-// A 2-D convolution's geometry over channel-last X [N, H, W, C]: the window per axis, and
-// the zero-bordered copy (when the layer pads) its patches are read from.
-struct Geometry {
-    int64_t images, channels, group, group_channels, out_channels, group_out;
-    SpatialAxis rows, columns;  // H and W
-    int64_t padded_h, padded_w; // of the image the patches are read in (X itself without padding)
-    bool pads;
-    int64_t positions() const { return images * rows.out * columns.out; }
-    int64_t taps() const { return rows.kernel * columns.kernel; }
-    bool depthwise() const { return group_channels == 1 && group_out == 1; }
-};
-
-Geometry geometry(const KernelContext& ctx, const Shape& x, const Shape& w) {
+ChannelGeometry geometry(const KernelContext& ctx, const Shape& x, const Shape& w) {
     if (x.rank() != 4) unsupported(ctx, "channel-last convolutions are 2-D ([N, H, W, C]); got " + x.to_string());
     const int64_t group = ctx.attrs().get_int("group", 1);
     const ConvGeometry g = conv_geometry(ctx, channels_first(x), w, group);
-    Geometry t{x[0], x[3], group, g.channels, w[0], w[0] / group, g.axes[0], g.axes[1], 0, 0, false};
+    ChannelGeometry t{x[0], x[3], group, g.channels, w[0], w[0] / group, g.axes[0], g.axes[1], 0, 0, false};
     // The padding after the last window, as far as the windows reach (ONNX's pads may overhang).
     const auto padded = [](const SpatialAxis& a) {
         return std::max(a.in + a.pad_begin, (a.out - 1) * a.stride + (a.kernel - 1) * a.dilation + 1);
@@ -144,37 +96,18 @@ Geometry geometry(const KernelContext& ctx, const Shape& x, const Shape& w) {
     return t;
 }
 
-// X into its zero-bordered image [N, padded_h, padded_w, C].
-void pad_image(const float* x, const Geometry& g, float* padded) {
-    const int64_t row = g.padded_w * g.channels, line = g.columns.in * g.channels;
-    parallel_for(g.images * g.padded_h, grain_for(row), [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-            float* to = padded + r * row;
-            const int64_t h = r % g.padded_h - g.rows.pad_begin;
-            if (h < 0 || h >= g.rows.in) {
-                std::fill_n(to, row, 0.0f);
-                continue;
-            }
-            const int64_t before = g.columns.pad_begin * g.channels;
-            std::fill_n(to, before, 0.0f);
-            std::memcpy(to + before, x + ((r / g.padded_h) * g.rows.in + h) * line, sizeof(float) * static_cast<size_t>(line));
-            std::fill(to + before + line, to + row, 0.0f);
-        }
-    });
-}
-
 // Wᵀ of one group as the product's B [taps·Cg, Mg]: packed in panels for our kernels, as it is
 // (rows Mg apart) for sgemm.
 struct TransposedWeight {
     PackedFloatLayout layout;
     int64_t group_elements;  // floats per group
 
-    TransposedWeight(FloatGemmKernel kernel, const Geometry& g)
+    TransposedWeight(FloatGemmKernel kernel, const ChannelGeometry& g)
         : layout(packed_f32_layout(kernel, g.taps() * g.group_channels, g.group_out)),
           group_elements(layout.packed ? packed_elements(layout) : layout.k * layout.n) {}
 
     // B_g[(tap·Cg + c), o] = W[g·Mg + o, c, tap], the groups one after another.
-    void pack(const float* w, const Geometry& g, float* out) const {
+    void pack(const float* w, const ChannelGeometry& g, float* out) const {
         const int64_t taps = g.taps();
         std::fill_n(out, group_elements * g.group, 0.0f);
         for (int64_t grp = 0; grp < g.group; ++grp) {
@@ -191,7 +124,7 @@ struct TransposedWeight {
 };
 
 // Depthwise weights [taps, C]: each tap's C values together, as a pixel's channels are.
-void pack_depthwise_weight(const float* w, const Geometry& g, float* out) {
+void pack_depthwise_weight(const float* w, const ChannelGeometry& g, float* out) {
     const int64_t taps = g.taps();
     for (int64_t c = 0; c < g.channels; ++c)
         for (int64_t t = 0; t < taps; ++t) out[t * g.channels + c] = w[c * taps + t];
@@ -199,7 +132,7 @@ void pack_depthwise_weight(const float* w, const Geometry& g, float* out) {
 
 // Every output position's first input pixel (in elements of the image read) and every K
 // value's offset from there: tap (kh, kw), channel c of the group.
-void patch_offsets(const Geometry& g, int64_t* rows, int64_t* offsets) {
+void patch_offsets(const ChannelGeometry& g, int64_t* rows, int64_t* offsets) {
     int64_t i = 0;
     for (int64_t n = 0; n < g.images; ++n)
         for (int64_t oh = 0; oh < g.rows.out; ++oh)
@@ -216,7 +149,7 @@ void patch_offsets(const Geometry& g, int64_t* rows, int64_t* offsets) {
 // outside). With a KH x KW kernel known at compile time (3x3, 5x5: MobileNets, EfficientNets)
 // the taps' weight vectors stay in registers along the line; then bias, residual, activation.
 template <class V, int KH, int KW>
-__attribute__((always_inline)) inline void depthwise_lines(const float* x, const float* w, const Geometry& g,
+__attribute__((always_inline)) inline void depthwise_lines(const float* x, const float* w, const ChannelGeometry& g,
                                                            const float* bias, const float* z, const ConvActivation& a,
                                                            float* y, int64_t begin, int64_t end) {
     constexpr bool fixed = KH > 0;
@@ -295,7 +228,7 @@ __attribute__((always_inline)) inline void depthwise_lines(const float* x, const
 }
 
 template <class V>
-__attribute__((always_inline)) inline void depthwise_rows(const float* x, const float* w, const Geometry& g,
+__attribute__((always_inline)) inline void depthwise_rows(const float* x, const float* w, const ChannelGeometry& g,
                                                           const float* bias, const float* z, const ConvActivation& a,
                                                           float* y, int64_t begin, int64_t end) {
     if (g.rows.kernel == 3 && g.columns.kernel == 3) return depthwise_lines<V, 3, 3>(x, w, g, bias, z, a, y, begin, end);
@@ -303,17 +236,17 @@ __attribute__((always_inline)) inline void depthwise_rows(const float* x, const 
     depthwise_lines<V, 0, 0>(x, w, g, bias, z, a, y, begin, end);
 }
 
-__attribute__((target("avx512f"))) void depthwise_avx512(const float* x, const float* w, const Geometry& g,
+__attribute__((target("avx512f"))) void depthwise_avx512(const float* x, const float* w, const ChannelGeometry& g,
                                                          const float* bias, const float* z, const ConvActivation& a,
                                                          float* y, int64_t begin, int64_t end) {
     depthwise_rows<Float16>(x, w, g, bias, z, a, y, begin, end);
 }
-__attribute__((target("avx2,fma"))) void depthwise_avx2(const float* x, const float* w, const Geometry& g,
+__attribute__((target("avx2,fma"))) void depthwise_avx2(const float* x, const float* w, const ChannelGeometry& g,
                                                         const float* bias, const float* z, const ConvActivation& a,
                                                         float* y, int64_t begin, int64_t end) {
     depthwise_rows<Float8>(x, w, g, bias, z, a, y, begin, end);
 }
-void depthwise_portable(const float* x, const float* w, const Geometry& g, const float* bias, const float* z,
+void depthwise_portable(const float* x, const float* w, const ChannelGeometry& g, const float* bias, const float* z,
                         const ConvActivation& a, float* y, int64_t begin, int64_t end) {
     depthwise_rows<float __attribute__((vector_size(16)))>(x, w, g, bias, z, a, y, begin, end);
 }
@@ -345,16 +278,27 @@ struct WorkspaceParts {
 
 class ChannelsLastFloatConv final : public CompiledKernel {
 public:
-    explicit ChannelsLastFloatConv(const CompileContext& c) : kernel_(f32_gemm_kernel()) {
+    explicit ChannelsLastFloatConv(const CompileContext& c)
+        : kernel_(f32_gemm_kernel()),
+          winograd_(winograd_takes(*c.node().attributes, c.node().input_shapes[0], c.node().input_shapes[1], kernel_)) {
         const Tensor* w = c.constant(1);
         if (!w || w->dtype() != DType::f32 || w->rank() != 4) return;  // packed at every run instead
         const Shape x = c.node().input_shapes[0];
         const int64_t group = c.node().attributes->get_int("group", 1);
         if (x.rank() != 4 || group < 1 || w->shape()[0] % group != 0 || w->shape()[1] * group != x[3]) return;  // run() says why
-        const Geometry g = weight_geometry(w->shape(), group);
+        const ChannelGeometry g = weight_geometry(w->shape(), group);
         const FloatGemmKernel kernel = kernel_;
-        const std::string layout = g.depthwise() ? "depthwise" : "transposed/" + std::string(float_gemm_kernel_name(kernel));
-        weight_ = c.prepacked(1, "channels-last-conv/" + layout, [g, kernel](const Tensor& value) {
+        const bool winograd = winograd_;
+        const std::string layout = g.depthwise() ? "depthwise"
+                                   : winograd    ? "winograd/" + std::string(float_gemm_kernel_name(kernel))
+                                                 : "transposed/" + std::string(float_gemm_kernel_name(kernel));
+        weight_ = c.prepacked(1, "channels-last-conv/" + layout, [g, kernel, winograd](const Tensor& value) {
+            if (winograd) {
+                const WinogradWeights u(kernel, g.channels, g.out_channels);
+                Tensor packed = Tensor::empty(DType::f32, Shape({u.elements()}));
+                u.pack(value.data<float>(), packed.data<float>());
+                return packed;
+            }
             if (g.depthwise()) {
                 Tensor packed = Tensor::empty(DType::f32, Shape({value.numel()}));
                 pack_depthwise_weight(value.data<float>(), g, packed.data<float>());
@@ -371,7 +315,13 @@ public:
         const Tensor& x = ctx.input(0);
         const Tensor& w = ctx.input(1);
         require_same_dtype(ctx, 0, 1);
-        const Geometry g = geometry(ctx, x.shape(), w.shape());
+        ChannelGeometry g = geometry(ctx, x.shape(), w.shape());
+        const bool winograd = winograd_;  // decided for the plan's shapes, as the weight was packed
+        if (winograd) {  // the tiles read two rows and columns per tile, and two more
+            g.padded_h = std::max(g.padded_h, winograd_image_extent(g.rows));
+            g.padded_w = std::max(g.padded_w, winograd_image_extent(g.columns));
+            g.pads = true;
+        }
         Tensor& y = ctx.output(0);
         if (y.numel() == 0) return;
         const float* bias = ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr;
@@ -383,11 +333,13 @@ public:
         const bool padded = g.pads && !g.depthwise();  // the depthwise sums skip taps outside instead
         const size_t image_at = parts.add(padded ? sizeof(float) * static_cast<size_t>(g.images * g.padded_h * g.padded_w * g.channels) : 0);
         const TransposedWeight transposed(kernel_, g);
-        const size_t weight_at =
-            parts.add(weight_.defined() ? 0
-                                        : sizeof(float) * static_cast<size_t>(g.depthwise() ? w.numel() : transposed.group_elements * g.group));
-        const size_t rows_at = parts.add(g.depthwise() ? 0 : sizeof(int64_t) * static_cast<size_t>(positions));
-        const size_t offsets_at = parts.add(g.depthwise() ? 0 : sizeof(int64_t) * static_cast<size_t>(k));
+        const WinogradWeights transformed(kernel_, g.channels, g.out_channels);
+        const int64_t weight_elements = g.depthwise() ? w.numel() : winograd ? transformed.elements() : transposed.group_elements * g.group;
+        const size_t weight_at = parts.add(weight_.defined() ? 0 : sizeof(float) * static_cast<size_t>(weight_elements));
+        const bool offsets_needed = !g.depthwise() && !winograd;  // (the pixels path leaves them unwritten)
+        const size_t rows_at = parts.add(offsets_needed ? sizeof(int64_t) * static_cast<size_t>(positions) : 0);
+        const size_t offsets_at = parts.add(offsets_needed ? sizeof(int64_t) * static_cast<size_t>(k) : 0);
+        const size_t tiles_at = parts.add(winograd ? winograd_workspace_bytes(g) : 0);
         auto* workspace = static_cast<char*>(ctx.workspace(parts.total));
 
         const float* image = x.data<float>();
@@ -400,6 +352,8 @@ public:
             auto* to = reinterpret_cast<float*>(workspace + weight_at);
             if (g.depthwise())
                 pack_depthwise_weight(w.data<float>(), g, to);
+            else if (winograd)
+                transformed.pack(w.data<float>(), to);
             else
                 transposed.pack(w.data<float>(), g, to);
         }
@@ -416,11 +370,19 @@ public:
             return;
         }
 
+        if (winograd) {
+            winograd_conv(image, packed, transformed, g, kernel, bias, residual, activation, py,
+                          reinterpret_cast<float*>(workspace + tiles_at));
+            return;
+        }
+
         auto* rows = reinterpret_cast<int64_t*>(workspace + rows_at);
         auto* offsets = reinterpret_cast<int64_t*>(workspace + offsets_at);
-        patch_offsets(g, rows, offsets);
-        // A 1x1 layer without stride or padding reads X's pixels as A's rows, C apart.
-        const bool pixels = g.taps() == 1 && !g.pads && g.rows.stride == 1 && g.columns.stride == 1 && g.group == 1;
+        // A 1x1 layer without stride or padding reads X's pixels as A's rows, C apart (on our
+        // kernels: sgemm's patches are gathered through the offsets).
+        const bool pixels = g.taps() == 1 && !g.pads && g.rows.stride == 1 && g.columns.stride == 1 && g.group == 1 &&
+                            kernel != FloatGemmKernel::blas;
+        if (!pixels) patch_offsets(g, rows, offsets);
         for (int64_t grp = 0; grp < g.group; ++grp) {
             ChannelsLastWriter writer{py, g.out_channels, grp * g.group_out, bias, residual, activation, kernel};
             const float* b = packed + grp * transposed.group_elements;
@@ -438,8 +400,8 @@ public:
 
 private:
     // The weight's geometry as far as packing needs it: groups, channels, kernel.
-    static Geometry weight_geometry(const Shape& w, int64_t group) {
-        Geometry g{};
+    static ChannelGeometry weight_geometry(const Shape& w, int64_t group) {
+        ChannelGeometry g{};
         g.group = group;
         g.group_channels = w[1];
         g.channels = w[1] * group;
@@ -451,10 +413,30 @@ private:
     }
 
     FloatGemmKernel kernel_;  // chosen once: the packed weight is laid out for it
-    Tensor weight_;           // Wᵀ per group (or the depthwise [taps, C]), when W is a constant
+    bool winograd_;           // 3x3 stride 1 by Winograd's F(2x2, 3x3) (winograd_conv.hpp)
+    Tensor weight_;           // Wᵀ per group (the depthwise [taps, C], Winograd's 16 matrices), when W is a constant
 };
 
 }  // namespace
+
+// X into its zero-bordered image [N, padded_h, padded_w, C].
+void pad_image(const float* x, const ChannelGeometry& g, float* padded) {
+    const int64_t row = g.padded_w * g.channels, line = g.columns.in * g.channels;
+    parallel_for(g.images * g.padded_h, grain_for(row), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            float* to = padded + r * row;
+            const int64_t h = r % g.padded_h - g.rows.pad_begin;
+            if (h < 0 || h >= g.rows.in) {
+                std::fill_n(to, row, 0.0f);
+                continue;
+            }
+            const int64_t before = g.columns.pad_begin * g.channels;
+            std::fill_n(to, before, 0.0f);
+            std::memcpy(to + before, x + ((r / g.padded_h) * g.rows.in + h) * line, sizeof(float) * static_cast<size_t>(line));
+            std::fill(to + before + line, to + row, 0.0f);
+        }
+    });
+}
 
 void register_channels_last_conv_kernels(KernelRegistry& r) {
     r.add_compiled("ChannelsLastConv", DType::f32,
