@@ -272,3 +272,25 @@ TEST_CASE("ChannelsLastConv with wrong operands is a clear error", "[errors]") {
     const Tensor y = Session(b.build()).run({})["y"];
     CHECK(y.shape() == Shape({1, 5, 6, 3}));
 }
+
+// Winograd's tiles go to the pool's threads in equal runs of chunks; whatever the thread count
+// (more threads than chunks, chunks not a multiple of the threads), every tile is computed, and
+// the same way: the outputs are the same bytes.
+TEST_CASE("a Winograd convolution gives the same bytes on any number of threads", "[passes]") {
+    const Tensor w = random_floats({24, 16, 3, 3}, 0.2f, 70);
+    // 49 tiles (16 threads: 13 chunks of 4), and 112 over two images.
+    for (const Tensor& x : {random_floats({1, 14, 14, 16}, 1.0f, 71), random_floats({2, 13, 15, 16}, 1.0f, 72)}) {
+        const auto run = [&](int threads) {
+            GraphBuilder b("winograd_threads");
+            b.output("y", b.op1("ChannelsLastConv", {b.input("x", DType::f32, x.shape()), b.constant(w)},
+                                {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+            SessionOptions options;
+            options.threads = threads;
+            return Session(b.build(), options).run({{"x", x}})["y"].to_vector<float>();
+        };
+        const std::vector<float> one = run(1);
+        REQUIRE(one.size() == static_cast<size_t>(x.shape()[0] * x.shape()[1] * x.shape()[2] * 24));
+        CHECK(std::count(one.begin(), one.end(), 0.0f) == 0);  // every tile written
+        for (int threads : {2, 3, 5, 16}) CHECK(run(threads) == one);
+    }
+}
