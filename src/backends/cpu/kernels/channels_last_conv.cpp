@@ -391,10 +391,15 @@ public:
                 gemm_by_blas(a, rows, offsets, b, k, g.group_out, positions, writer);
                 continue;
             }
+            const int64_t column = grp * g.group_out;
+            const ChannelOutput output{py + column, g.out_channels, bias ? bias + column : nullptr,
+                                       residual ? residual + column : nullptr, activation};
             if (pixels)
-                gemm_packed_float(transposed.layout, b, a, g.channels, positions, &ChannelsLastWriter::tile, &writer);
+                gemm_packed_float_to_channels(transposed.layout, b, a, g.channels, positions, &ChannelsLastWriter::tile, &writer,
+                                              output);
             else
-                gemm_packed_float_rows(transposed.layout, b, a, rows, offsets, positions, &ChannelsLastWriter::tile, &writer);
+                gemm_packed_float_rows(transposed.layout, b, a, rows, offsets, positions, &ChannelsLastWriter::tile, &writer,
+                                       &output);
         }
     }
 

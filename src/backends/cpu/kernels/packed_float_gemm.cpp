@@ -95,13 +95,41 @@ inline int64_t a_column(const int64_t* offsets, int64_t k) {
     return k;
 }
 
+// The finished sums straight into Y (ChannelOutput): bias, residual, activation in registers,
+// the last panel's missing columns masked. max(low, v) and min(high, v) return v when it is NaN
+// (the second operand), so NaN stays NaN as in ConvActivation.
+template <int R, int P>
+__attribute__((target("avx512f"), always_inline)) inline void store_outputs(const __m512 (&sum)[R][P], const ChannelOutput& out,
+                                                                            __mmask16 last) {
+    const detail::ConvActivation& a = out.activation;
+    const bool clamps = a.clamps();
+    const __m512 low = _mm512_set1_ps(a.low), high = _mm512_set1_ps(a.high), zero = _mm512_setzero_ps(),
+                 one = _mm512_set1_ps(1.0f), alpha = _mm512_set1_ps(detail::kHardSwishAlpha), half = _mm512_set1_ps(0.5f);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int p = 0; p < P; ++p) {
+            const __mmask16 m = p + 1 < P ? __mmask16{0xFFFF} : last;
+            __m512 v = sum[r][p];
+            if (out.bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, out.bias + p * kPanel));
+            if (out.residual) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, out.residual + r * out.ld + p * kPanel));
+            if (a.hard_swish) {
+                const __m512 t = _mm512_min_ps(one, _mm512_max_ps(zero, _mm512_fmadd_ps(v, alpha, half)));
+                v = _mm512_mul_ps(v, t);
+            } else if (clamps) {
+                v = _mm512_min_ps(high, _mm512_max_ps(low, v));
+            }
+            _mm512_mask_storeu_ps(out.y + r * out.ld + p * kPanel, m, v);
+        }
+}
+
 // ---- f32, AVX-512: R rows × P panels of 16 columns, one zmm accumulator each, B read in place
 // (row k of panel p at row_of(k) + p·16). `tail` < 16: the last panel has that many columns, read
 // through a mask (nothing past B's row is touched; its missing columns add zeros).
 template <int R, int P, Source S>
 __attribute__((target("avx512f"))) void tile_f32_avx512(const float* a, int64_t lda, const int64_t* a_rows, const float* b,
                                                          int64_t ldb, int64_t panel_step, const int64_t* offsets, int64_t steps,
-                                                         int tail, bool accumulate, float* acc) {
+                                                         int tail, bool accumulate, float* acc, const ChannelOutput* out) {
     __m512 sum[R][P];
     start_sums<R, P>(sum, accumulate, acc);
     const float* rows[R];
@@ -121,6 +149,7 @@ __attribute__((target("avx512f"))) void tile_f32_avx512(const float* a, int64_t 
             for (int p = 0; p < P; ++p) sum[r][p] = _mm512_fmadd_ps(x, w[p], sum[r][p]);
         }
     }
+    if (out) return store_outputs<R, P>(sum, *out, last);
     store_sums<R, P>(sum, acc);
 }
 
@@ -166,7 +195,7 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) void tile_bf16(const uint
 template <int R, Source S>
 __attribute__((target("avx2,fma"))) void tile_f32_avx2(const float* a, int64_t lda, const int64_t* a_rows, const float* b,
                                                         int64_t ldb, int64_t, const int64_t* offsets, int64_t steps, int tail,
-                                                        bool accumulate, float* acc) {
+                                                        bool accumulate, float* acc, const ChannelOutput*) {
     const float* rows[R];
     a_rows_of<R, S>(a, lda, a_rows, rows);
     __m256 lo[R], hi[R];
@@ -230,7 +259,7 @@ struct F32Avx2 {
     };
 };
 using F32TileFn = void (*)(const float*, int64_t, const int64_t*, const float*, int64_t, int64_t, const int64_t*, int64_t, int,
-                           bool, float*);
+                           bool, float*, const ChannelOutput*);
 using Bf16TileFn = void (*)(const uint16_t*, int64_t, const uint16_t*, int64_t, int64_t, bool, float*);
 
 // The f32 tile instance for a source and shape.
@@ -255,6 +284,7 @@ struct TileOperands {
     const int64_t* a_rows;
     const void* b;
     const int64_t* offsets;
+    const ChannelOutput* out = nullptr;  // the avx512 kernel's last K block: Y written by the tile
 };
 
 // One tile of `rows` × `cols` over `k` values of K; `accumulate`: onto the sums in `acc` from
@@ -268,7 +298,7 @@ void run_tile(const PackedFloatLayout& l, const TileOperands& t, int rows, int64
     switch (l.kernel) {
         case FloatGemmKernel::avx512:
             pick_f32<F32Avx512>(t.source, rows, panels)(a, t.lda, t.a_rows, b, l.row_step, l.panel_step, t.offsets, k, tail,
-                                                        accumulate, acc);
+                                                        accumulate, acc, t.out);
             return;
         case FloatGemmKernel::avx512_bf16:
             pick<Bf16TileFn, Bf16Avx512>(rows, panels)(static_cast<const uint16_t*>(t.a), t.lda,
@@ -278,7 +308,7 @@ void run_tile(const PackedFloatLayout& l, const TileOperands& t, int rows, int64
             const F32TileFn fn = pick_f32<F32Avx2>(t.source, rows, 1);
             for (int p = 0; p < panels; ++p)
                 fn(a, t.lda, t.a_rows, b + p * l.panel_step, l.row_step, 0, t.offsets, k,
-                   p + 1 < panels ? static_cast<int>(kPanel) : tail, accumulate, acc + p * kPanel);
+                   p + 1 < panels ? static_cast<int>(kPanel) : tail, accumulate, acc + p * kPanel, nullptr);
             return;
         }
         case FloatGemmKernel::blas: break;
@@ -432,9 +462,10 @@ namespace {
 
 // The product over the pool: A read as `source` says (a_rows and a_offsets for a_offsets).
 void multiply(const PackedFloatLayout& l, const void* b, const void* a, int64_t lda, const int64_t* a_rows,
-              const int64_t* a_offsets, int64_t m, FloatEpilogue epilogue, void* state) {
+              const int64_t* a_offsets, int64_t m, FloatEpilogue epilogue, void* state, const ChannelOutput* direct) {
     if (m <= 0 || l.n <= 0) return;
     const Source source = a_rows ? Source::a_offsets : l.row_offsets ? Source::b_offsets : Source::plain;
+    if (l.kernel != FloatGemmKernel::avx512) direct = nullptr;  // the other kernels hand their tiles to the epilogue
     const size_t element = l.kernel == FloatGemmKernel::avx512_bf16 ? 2 : 4;
     const auto* a_bytes = static_cast<const char*>(a);
     const auto* b_bytes = static_cast<const char*>(b);
@@ -473,6 +504,15 @@ void multiply(const PackedFloatLayout& l, const void* b, const void* a, int64_t 
                 else
                     t.a = a_bytes + (row0 * lda + k0) * element;
             };
+            // Y's tile at (row0, col0), for a tile of the last K block to write itself.
+            ChannelOutput tile_output;
+            const auto output_at = [&](TileOperands& t, int64_t row0, int64_t col0) {
+                tile_output = *direct;
+                tile_output.y += row0 * direct->ld + col0;
+                if (direct->bias) tile_output.bias += col0;
+                if (direct->residual) tile_output.residual += row0 * direct->ld + col0;
+                t.out = &tile_output;
+            };
             // A short K whose block of B fits in L2 (a CNN's 1x1 layers of 64 or 128 channels):
             // each row tile under every tile of columns in turn, so that A's rows are read once
             // and Y's rows written whole; sweeping the columns outside read A once per tile of
@@ -486,8 +526,9 @@ void multiply(const PackedFloatLayout& l, const void* b, const void* a, int64_t 
                         const int64_t cols = std::min(kFloatTileColumns, col_end - col0);
                         TileOperands t = operands(col0, 0);
                         at_row(t, row0, 0);
+                        if (direct) output_at(t, row0, col0);
                         run_tile(l, t, rows, cols, l.k, false, acc);
-                        epilogue(state, row0, rows, col0, cols, acc, kFloatTileColumns);
+                        if (!direct) epilogue(state, row0, rows, col0, cols, acc, kFloatTileColumns);
                     }
                 }
                 continue;
@@ -502,8 +543,9 @@ void multiply(const PackedFloatLayout& l, const void* b, const void* a, int64_t 
                         const int rows = static_cast<int>(std::min(kFloatTileRows, row_end - row0));
                         float* acc = sums.data() + r * kFloatTileRows * kFloatTileColumns;
                         at_row(t, row0, k0);
+                        if (last && direct) output_at(t, row0, col0);
                         run_tile(l, t, rows, cols, k_count, k0 > 0, acc);
-                        if (last) epilogue(state, row0, rows, col0, cols, acc, kFloatTileColumns);
+                        if (last && !direct) epilogue(state, row0, rows, col0, cols, acc, kFloatTileColumns);
                     }
                 }
             }
@@ -515,15 +557,21 @@ void multiply(const PackedFloatLayout& l, const void* b, const void* a, int64_t 
 
 void gemm_packed_float(const PackedFloatLayout& l, const void* b, const void* a, int64_t lda, int64_t m,
                        FloatEpilogue epilogue, void* state) {
-    multiply(l, b, a, lda, nullptr, nullptr, m, epilogue, state);
+    multiply(l, b, a, lda, nullptr, nullptr, m, epilogue, state, nullptr);
+}
+
+void gemm_packed_float_to_channels(const PackedFloatLayout& l, const float* b, const float* a, int64_t lda, int64_t m,
+                                   FloatEpilogue epilogue, void* state, const ChannelOutput& output) {
+    multiply(l, b, a, lda, nullptr, nullptr, m, epilogue, state, &output);
 }
 
 void gemm_packed_float_rows(const PackedFloatLayout& l, const float* b, const float* a, const int64_t* a_rows,
-                            const int64_t* a_offsets, int64_t m, FloatEpilogue epilogue, void* state) {
+                            const int64_t* a_offsets, int64_t m, FloatEpilogue epilogue, void* state,
+                            const ChannelOutput* output) {
     if (l.kernel != FloatGemmKernel::avx512 && l.kernel != FloatGemmKernel::avx2)
         throw Unsupported("packed float product with gathered rows: no " + std::string(float_gemm_kernel_name(l.kernel)) +
                           " kernel");
-    multiply(l, b, a, 0, a_rows, a_offsets, m, epilogue, state);
+    multiply(l, b, a, 0, a_rows, a_offsets, m, epilogue, state, output);
 }
 
 }  // namespace infer::cpu
