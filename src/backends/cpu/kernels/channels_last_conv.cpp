@@ -7,8 +7,9 @@
 // patch is its taps' pixels, each C contiguous values of X (or of a zero-bordered copy when the
 // layer pads), so the product reads A's row i at a_rows[i] and its K value k a_offsets[k]
 // further (packed_float_gemm.hpp). Wᵀ is packed once per session. Each finished tile gets
-// bias, residual and activation while in cache. Depthwise layers (one channel per group) sum
-// their taps per pixel, channels in vectors.
+// bias, residual and activation in registers (avx512) or while in cache. 3x3 stride-1 layers
+// over enough positions go through Winograd's F(2x2, 3x3) (winograd_conv.hpp). Depthwise layers
+// (one channel per group) sum their taps per pixel, channels in vectors.
 #include "backends/cpu/kernels/channels_last_conv.hpp"
 
 #include "backends/cpu/kernels/blas.hpp"
@@ -42,20 +43,16 @@ __attribute__((always_inline)) inline void finish_channels_vectors(const float* 
     for (; c < cols; ++c) out[c] = a(acc[c] + (bias ? bias[c] : 0.0f) + (z ? z[c] : 0.0f));
 }
 
-__attribute__((target("avx512f"))) void finish_channels_avx512(const float* acc, const float* bias, const float* z,
-                                                               const ConvActivation& a, float* out, int64_t cols) {
-    finish_channels_vectors<Float16>(acc, bias, z, a, out, cols);
-}
 __attribute__((target("avx2,fma"))) void finish_channels_avx2(const float* acc, const float* bias, const float* z,
                                                               const ConvActivation& a, float* out, int64_t cols) {
     finish_channels_vectors<Float8>(acc, bias, z, a, out, cols);
 }
 
 // The vectors follow the product's kernel choice (f32_gemm_kernel: the CPU's, or
-// INFER_FLOAT_GEMM's), so that tests reach every path on one machine.
+// INFER_FLOAT_GEMM's), so that tests reach every path on one machine. The avx512 kernel never
+// comes here: its tiles write Y from their registers (ChannelOutput).
 void finish_channels(FloatGemmKernel kernel, const float* acc, const float* bias, const float* z, const ConvActivation& a,
                      float* out, int64_t cols) {
-    if (kernel == FloatGemmKernel::avx512) return finish_channels_avx512(acc, bias, z, a, out, cols);
     if (kernel == FloatGemmKernel::avx2) return finish_channels_avx2(acc, bias, z, a, out, cols);
     for (int64_t c = 0; c < cols; ++c) out[c] = a(acc[c] + (bias ? bias[c] : 0.0f) + (z ? z[c] : 0.0f));
 }
