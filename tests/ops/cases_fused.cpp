@@ -9,6 +9,33 @@ namespace ops {
 
 namespace {
 
+// FusedConv's and ChannelsLastConv's shared parts: group and activation attributes (Clip as
+// ReLU6), operands X, W, B (or absent), Z; and the reference's epilogue on the convolution y
+// (inputs v: X, W, then B and Z where present).
+void set_conv_epilogue(infer::Attributes& attrs, int64_t group, const std::string& activation) {
+    if (group != 1) attrs.set("group", group);
+    if (!activation.empty()) attrs.set("activation", activation);
+    if (activation == "Clip") {
+        attrs.set("clip_min", 0.0f);
+        attrs.set("clip_max", 6.0f);
+    }
+}
+
+std::vector<Operand> conv_operands(bool bias, bool residual) {
+    std::vector<Operand> operands{arg(0), arg(1), bias ? arg(2) : absent()};
+    if (residual) operands.push_back(arg(bias ? 3 : 2));
+    return operands;
+}
+
+template <class Values>
+RefTensor conv_epilogue(RefTensor y, const Values& v, bool bias, bool residual, const std::string& activation) {
+    if (residual) y = ref::binary(y, v[bias ? 3 : 2], [](double a, double b) { return a + b; });
+    if (activation == "Relu") y = ref::unary(y, [](double t) { return t > 0 ? t : 0.0; });
+    if (activation == "Clip") y = ref::unary(y, [](double t) { return std::clamp(t, 0.0, 6.0); });
+    if (activation == "HardSwish") y = ref::unary(y, [](double t) { return t * std::clamp(t / 6.0 + 0.5, 0.0, 1.0); });
+    return y;
+}
+
 // The channel-last forms (passes/channels_last.cpp): X and Y [N, H, W, C], each against
 // its ONNX op on the channel-first reading, turned back. Constant weights take the packed int8
 // kernel: a 3x3 layer with channel tails (20 in, 19 out) over two images, a 1x1 layer without
@@ -121,14 +148,8 @@ void add_channels_last(std::vector<Case>& c) {
         attrs.set("strides", s.strides);
         attrs.set("pads", s.pads);
         attrs.set("dilations", s.dilations);
-        if (s.group != 1) attrs.set("group", s.group);
-        if (!s.activation.empty()) attrs.set("activation", s.activation);
-        if (s.activation == "Clip") {
-            attrs.set("clip_min", 0.0f);
-            attrs.set("clip_max", 6.0f);
-        }
-        std::vector<Operand> operands{arg(0), arg(1), s.bias ? arg(2) : absent()};
-        if (s.residual) operands.push_back(arg(s.bias ? 3 : 2));
+        set_conv_epilogue(attrs, s.group, s.activation);
+        const std::vector<Operand> operands = conv_operands(s.bias, s.residual);
         Case conv{"ChannelsLastConv",
                   Shape(s.x).to_string() + " W " + Shape(s.w).to_string() + " pads " + Shape(s.pads).to_string() + " strides " +
                       Shape(s.strides).to_string() + " dilations " + Shape(s.dilations).to_string() + " group " +
@@ -138,12 +159,7 @@ void add_channels_last(std::vector<Case>& c) {
                       const ref::Window window{{}, s.strides, s.dilations, s.pads};
                       RefTensor y = ref::conv(ref::transpose(v[0], {0, 3, 1, 2}), v[1], s.bias ? &v[2] : nullptr, window, s.group);
                       y = ref::transpose(y, {0, 2, 3, 1});
-                      if (s.residual) y = ref::binary(y, v[s.bias ? 3 : 2], [](double a, double b) { return a + b; });
-                      if (s.activation == "Relu") y = ref::unary(y, [](double t) { return t > 0 ? t : 0.0; });
-                      if (s.activation == "Clip") y = ref::unary(y, [](double t) { return std::clamp(t, 0.0, 6.0); });
-                      if (s.activation == "HardSwish")
-                          y = ref::unary(y, [](double t) { return t * std::clamp(t / 6.0 + 0.5, 0.0, 1.0); });
-                      return std::vector{y};
+                      return std::vector{conv_epilogue(y, v, s.bias, s.residual, s.activation)};
                   }};
         conv.dtypes = {DType::f32};
         conv.accumulates = true;
@@ -236,14 +252,8 @@ std::vector<Case> fused_cases() {
         infer::Attributes attrs;
         attrs.set("strides", std::vector<int64_t>{s.stride, s.stride});
         attrs.set("pads", std::vector<int64_t>{s.pad, s.pad, s.pad, s.pad});
-        if (s.group != 1) attrs.set("group", s.group);
-        if (!s.activation.empty()) attrs.set("activation", s.activation);
-        if (s.activation == "Clip") {
-            attrs.set("clip_min", 0.0f);
-            attrs.set("clip_max", 6.0f);
-        }
-        std::vector<Operand> operands{arg(0), arg(1), s.bias ? arg(2) : absent()};
-        if (s.residual) operands.push_back(arg(s.bias ? 3 : 2));
+        set_conv_epilogue(attrs, s.group, s.activation);
+        const std::vector<Operand> operands = conv_operands(s.bias, s.residual);
         Case fused{"FusedConv",
                    s.x.to_string() + " W " + s.w.to_string() + (s.bias ? " bias" : "") + (s.residual ? " residual" : "") +
                        " " + s.activation + " group " + std::to_string(s.group),
@@ -252,12 +262,7 @@ std::vector<Case> fused_cases() {
                        window.strides = {s.stride, s.stride};
                        window.pads = {s.pad, s.pad, s.pad, s.pad};
                        RefTensor y = ref::conv(v[0], v[1], s.bias ? &v[2] : nullptr, window, s.group);
-                       if (s.residual) y = ref::binary(y, v[s.bias ? 3 : 2], [](double a, double b) { return a + b; });
-                       if (s.activation == "Relu") y = ref::unary(y, [](double t) { return t > 0 ? t : 0.0; });
-                       if (s.activation == "Clip") y = ref::unary(y, [](double t) { return std::clamp(t, 0.0, 6.0); });
-                       if (s.activation == "HardSwish")
-                           y = ref::unary(y, [](double t) { return t * std::clamp(t / 6.0 + 0.5, 0.0, 1.0); });
-                       return std::vector{y};
+                       return std::vector{conv_epilogue(y, v, s.bias, s.residual, s.activation)};
                    }};
         fused.accumulates = true;
         c.push_back(fused);
