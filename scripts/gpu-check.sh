@@ -43,7 +43,8 @@
 #                                      $INFER_CNN_PEER_BATCHES (default 64) with PyTorch eager and
 #                                      torch.compile beside it, and ResNet-50 and MobileNetV2
 #                                      (depthwise) alone at $INFER_CNN_BATCHES (default 1,64)
-#   scripts/gpu-check.sh cpu           build infer-bench, then DistilBERT-base on the CPU alone at
+#   scripts/gpu-check.sh cpu           build infer-bench (and the unit and op tests: on a host with
+#                                      AMX, its kernel's tests and the bf16 op tests through it), then DistilBERT-base on the CPU alone at
 #                                      a few batches, once per OpenBLAS kernel choice in
 #                                      $INFER_CPU_CORETYPES (default: the detected one), with
 #                                      ONNX Runtime beside it and the ops that took the time;
@@ -91,7 +92,8 @@ targets=(cuda_transfer_tests cuda_device_tests cuda_graph_tests cuda_encoder_tes
 [[ $mode == models ]] && targets=(e2e_tests embed)
 [[ $mode == checkpoints ]] && targets=(e2e_tests)
 [[ $mode == generation ]] && targets=(e2e_tests infer-bench)
-[[ $mode == bench || $mode == cpu || $mode == compare ]] && targets=(infer-bench)
+[[ $mode == bench || $mode == compare ]] && targets=(infer-bench)
+[[ $mode == cpu ]] && targets=(infer-bench unit_tests op_tests)
 [[ $mode == serve ]] && targets=(infer-serve infer-load)
 [[ $mode == cnn ]] && targets=(op_tests e2e_tests infer-bench)
 start=$SECONDS
@@ -314,6 +316,14 @@ if [[ $mode == cpu ]]; then
   echo "gpu-check: built in $((SECONDS - start)) s"
   lscpu | grep -E "Model name|^CPU\(s\)"
   echo "AVX-512 / AMX flags: $(grep -o -w -E 'avx512f|avx512_bf16|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+  # The AMX kernel runs only on such a host: its unit tests, then the op tests' bf16 products
+  # through it (INFER_BF16_GEMM), and the same with the AVX512_BF16 kernel for the bench below.
+  if grep -q -w amx_tile /proc/cpuinfo; then
+    { timeout 120 build-gpu/bin/unit_tests "[amx]" "INFER_BF16_GEMM*" &&
+      INFER_BF16_GEMM=amx_bf16 timeout 200 build-gpu/bin/op_tests --backends=cpu "op FusedMatMul,op MatMul,op Gemm"; } \
+      >"$logs/amx-tests.log" 2>&1 || status=1
+    grep -E "test cases|FAILED|failed|warning" "$logs/amx-tests.log"
+  fi
   INFER_PYTHON=python3 timeout 300 scripts/models/prepare.sh distilbert-base-random >"$logs/prepare.log" 2>&1 ||
     { tail -n 20 "$logs/prepare.log"; exit 1; }
   for coretype in ${INFER_CPU_CORETYPES:-detected}; do

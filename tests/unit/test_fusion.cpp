@@ -636,3 +636,42 @@ TEST_CASE("an unknown or unrunnable INFER_FLOAT_GEMM is a clear error, and sessi
     REQUIRE(chosen.size() == blas.size());
     for (size_t i = 0; i < blas.size(); ++i) CHECK(chosen[i] == Approx(blas[i]).margin(1e-5));
 }
+
+TEST_CASE("INFER_BF16_GEMM picks the bf16 products' kernel; an unknown or unrunnable one is a clear error", "[errors]") {
+    if (!std::getenv("INFER_BF16_GEMM")) {
+        GraphBuilder b;
+        auto x = b.input("x", DType::f32, {40, 64});
+        b.output("y", b.relu(b.add(b.matmul(x, b.constant(ramp({64, 40}, 0.01f, -0.3f))), b.constant(ramp({40}, 0.2f, -0.4f)))));
+        const Graph g = b.build();
+        const Batch input{{"x", ramp({40, 64}, 0.03f, -2.0f)}};
+        SessionOptions bf16;
+        bf16.precision = Precision::bf16;
+        const auto run_with = [&](const char* kernel) {
+            setenv("INFER_BF16_GEMM", kernel, 1);
+            try {
+                std::vector<float> y = Session(g, bf16).run(input)["y"].to_vector<float>();
+                unsetenv("INFER_BF16_GEMM");
+                return y;
+            } catch (...) {
+                unsetenv("INFER_BF16_GEMM");
+                throw;
+            }
+        };
+        CHECK_THROWS_WITH(run_with("sse9"), Catch::Contains("INFER_BF16_GEMM=sse9: expected blas, avx512_bf16 or amx_bf16"));
+        const std::vector<float> blas = run_with("blas");
+        for (const char* kernel : {"avx512_bf16", "amx_bf16"}) {
+            std::vector<float> y;
+            try {
+                y = run_with(kernel);
+            } catch (const Unsupported& e) {
+                CHECK_THAT(e.what(), Catch::Contains("this CPU cannot run that kernel"));
+                continue;
+            }
+            INFO(kernel);
+            REQUIRE(y.size() == blas.size());
+            for (size_t i = 0; i < blas.size(); ++i) CHECK(y[i] == Approx(blas[i]).epsilon(1e-2).margin(1e-2));
+        }
+        const std::vector<float> chosen = Session(g, bf16).run(input)["y"].to_vector<float>();  // the CPU's best again
+        CHECK(chosen.size() == blas.size());
+    }
+}

@@ -100,7 +100,9 @@ void register_bf16_attention_kernel(KernelRegistry& registry) {
         // widening them (the kernel before) measured faster (GPT-2 small, batch 8: 600 against
         // 400 tokens/s).
         const bool few_queries = node.input_shapes[0].rank() == 3 && node.input_shapes[0][1] <= kStreamRows;
-        if (all_bf16 && bias_ok && !few_queries && bf16_gemm_kernel() == FloatGemmKernel::avx512_bf16) return std::make_unique<Bf16Attention>(c);
+        // Its products are avx512_bf16's (an AMX machine has AVX512_BF16 too).
+        if (all_bf16 && bias_ok && !few_queries && bf16_gemm_kernel() != FloatGemmKernel::blas)
+            return std::make_unique<Bf16Attention>(c);
         return previous(c);
     });
 }

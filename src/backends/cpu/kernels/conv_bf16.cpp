@@ -133,7 +133,8 @@ void register_bf16_conv_kernel(KernelRegistry& registry, const std::string& op) 
                              node.input_dtypes[2] == DType::bf16 || node.input_dtypes[2] == DType::f32;
         const bool residual_ok = node.input_dtypes.size() < 4 || !node.inputs_present[3] ||
                                  node.input_dtypes[3] == DType::bf16;
-        if (all_bf16 && bias_ok && residual_ok && bf16_gemm_kernel() == FloatGemmKernel::avx512_bf16)
+        // Its products are avx512_bf16's (an AMX machine has AVX512_BF16 too).
+        if (all_bf16 && bias_ok && residual_ok && bf16_gemm_kernel() != FloatGemmKernel::blas)
             return std::make_unique<Bf16Conv>(c, previous(c));
         return previous(c);
     });

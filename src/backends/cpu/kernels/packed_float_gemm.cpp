@@ -1,5 +1,6 @@
 #include "backends/cpu/kernels/packed_float_gemm.hpp"
 
+#include "backends/cpu/kernels/amx_bf16_gemm.hpp"
 #include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/gemm_grid.hpp"
 #include "backends/cpu/kernels/half_convert.hpp"
@@ -29,6 +30,7 @@ bool cpu_has(FloatGemmKernel kernel) {
         case FloatGemmKernel::avx512_bf16:
             return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                    __builtin_cpu_supports("avx512bf16");
+        case FloatGemmKernel::amx_bf16: return amx_bf16_usable();
         case FloatGemmKernel::avx512: return __builtin_cpu_supports("avx512f");
         case FloatGemmKernel::avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
         case FloatGemmKernel::blas: return true;
@@ -48,6 +50,20 @@ bool wanted_kernel(FloatGemmKernel& wanted) {
             return true;
         }
     throw InvalidArgument("INFER_FLOAT_GEMM=" + std::string(name) + ": expected blas, avx2 or avx512");
+}
+
+// INFER_BF16_GEMM, checked: the bf16 kernel it asks for, or nothing when unset.
+bool wanted_bf16_kernel(FloatGemmKernel& wanted) {
+    const char* name = std::getenv("INFER_BF16_GEMM");
+    if (!name || !*name) return false;
+    for (FloatGemmKernel k : {FloatGemmKernel::blas, FloatGemmKernel::avx512_bf16, FloatGemmKernel::amx_bf16})
+        if (float_gemm_kernel_name(k) == name) {
+            if (!cpu_has(k))
+                throw Unsupported("INFER_BF16_GEMM=" + std::string(name) + ": this CPU cannot run that kernel");
+            wanted = k;
+            return true;
+        }
+    throw InvalidArgument("INFER_BF16_GEMM=" + std::string(name) + ": expected blas, avx512_bf16 or amx_bf16");
 }
 
 // The AVX-512 tiles' R × P accumulators: from zero, or (a later K block) from the sums in
@@ -311,6 +327,7 @@ void run_tile(const PackedFloatLayout& l, const TileOperands& t, int rows, int64
                    p + 1 < panels ? static_cast<int>(kPanel) : tail, accumulate, acc + p * kPanel, nullptr);
             return;
         }
+        case FloatGemmKernel::amx_bf16:  // whole products only (multiply)
         case FloatGemmKernel::blas: break;
     }
     throw Unsupported("packed float product: no kernel of our own for " + std::string(float_gemm_kernel_name(l.kernel)));
@@ -331,6 +348,7 @@ std::string_view float_gemm_kernel_name(FloatGemmKernel kernel) {
         case FloatGemmKernel::avx2: return "avx2";
         case FloatGemmKernel::avx512: return "avx512";
         case FloatGemmKernel::avx512_bf16: return "avx512_bf16";
+        case FloatGemmKernel::amx_bf16: return "amx_bf16";
     }
     return "?";
 }
@@ -345,8 +363,11 @@ FloatGemmKernel f32_gemm_kernel() {
 
 FloatGemmKernel bf16_gemm_kernel() {
     FloatGemmKernel wanted;
+    if (wanted_bf16_kernel(wanted)) return wanted;
     if (wanted_kernel(wanted) && wanted == FloatGemmKernel::blas) return wanted;
-    return cpu_has(FloatGemmKernel::avx512_bf16) ? FloatGemmKernel::avx512_bf16 : FloatGemmKernel::blas;
+    return cpu_has(FloatGemmKernel::amx_bf16)      ? FloatGemmKernel::amx_bf16
+           : cpu_has(FloatGemmKernel::avx512_bf16) ? FloatGemmKernel::avx512_bf16
+                                                   : FloatGemmKernel::blas;
 }
 
 PackedFloatLayout packed_float_layout(FloatGemmKernel kernel, int64_t k, int64_t n, int64_t ldb) {
@@ -354,8 +375,9 @@ PackedFloatLayout packed_float_layout(FloatGemmKernel kernel, int64_t k, int64_t
     l.kernel = kernel;
     l.k = k;
     l.n = n;
-    l.packed = kernel == FloatGemmKernel::avx512_bf16;
+    l.packed = kernel == FloatGemmKernel::avx512_bf16 || kernel == FloatGemmKernel::amx_bf16;
     l.steps = l.packed ? ceil_div(k, 2) : k;
+    if (kernel == FloatGemmKernel::amx_bf16) l.steps = ceil_div(l.steps, kAmxTilePairs) * kAmxTilePairs;
     l.panels = ceil_div(std::max<int64_t>(n, 1), kPanel);
     l.panel_step = l.packed ? l.steps * 2 * kPanel : kPanel;
     l.row_step = l.packed ? 2 * kPanel : ldb > 0 ? ldb : n;
@@ -401,7 +423,7 @@ void pack_pairs(const PackedFloatLayout& l, bool transposed, Row row, Column col
         for (int64_t panel = first; panel < last; ++panel) {
             const int64_t col0 = panel * kPanel, cols = std::min(kPanel, l.n - col0);
             uint16_t* to = out + panel * l.panel_step;
-            if (cols < kPanel || l.k % 2 || transposed)
+            if (cols < kPanel || l.steps * 2 != l.k || transposed)
                 std::memset(to, 0, sizeof(uint16_t) * static_cast<size_t>(l.panel_step));
             if (transposed) {
                 // Column c of the panel is row col0 + c of Bᵀ, whose pairs are already side by side.
@@ -464,6 +486,11 @@ namespace {
 void multiply(const PackedFloatLayout& l, const void* b, const void* a, int64_t lda, const int64_t* a_rows,
               const int64_t* a_offsets, int64_t m, FloatEpilogue epilogue, void* state, const ChannelOutput* direct) {
     if (m <= 0 || l.n <= 0) return;
+    if (l.kernel == FloatGemmKernel::amx_bf16) {
+        if (a_rows || direct) throw Unsupported("packed float product: the amx_bf16 kernel reads A's rows as they are");
+        gemm_amx_bf16(l, static_cast<const uint16_t*>(b), static_cast<const uint16_t*>(a), lda, m, epilogue, state);
+        return;
+    }
     const Source source = a_rows ? Source::a_offsets : l.row_offsets ? Source::b_offsets : Source::plain;
     if (l.kernel != FloatGemmKernel::avx512) direct = nullptr;  // the other kernels hand their tiles to the epilogue
     const size_t element = l.kernel == FloatGemmKernel::avx512_bf16 ? 2 : 4;

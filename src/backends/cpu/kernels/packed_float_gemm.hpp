@@ -7,6 +7,8 @@
 //  - bf16, avx512_bf16: K in pairs: one vdpbf16ps multiplies a pair of A (a 32-bit broadcast
 //    straight from A's bf16 row) by 16 columns' pairs and adds both products into f32 lanes,
 //    twice the f32 FMA's work per instruction. Results are rounded once, at the end.
+//  - bf16, amx_bf16 (amx_bf16_gemm.hpp): the same pairs as tiles of 16 × 16 for AMX's
+//    TDPBF16PS, where the CPU has AMX and the OS grants it.
 // The f32 kernels read B where it is (a row of a panel is 64 contiguous bytes, and measured as
 // fast as a packed copy on MiniLM's shapes), so an f32 session keeps one copy of its weights.
 // The bf16 kernel needs (B[k, c], B[k+1, c]) side by side, so its weight is packed once per
@@ -24,12 +26,14 @@
 
 namespace infer::cpu {
 
-enum class FloatGemmKernel { blas, avx2, avx512, avx512_bf16 };
+enum class FloatGemmKernel { blas, avx2, avx512, avx512_bf16, amx_bf16 };
 
 // The kernel for products by an f32 (or bf16) weight on this CPU: avx512 where AVX-512F is
-// there, else avx2; bf16 weights get avx512_bf16 where AVX512_BF16 is there, else blas (the
-// weight widened at every run). INFER_FLOAT_GEMM=blas|avx2|avx512 lowers the choice (tests
-// run every kernel on one machine; a kernel the CPU lacks is an error).
+// there, else avx2; bf16 weights get amx_bf16 where AMX is usable, else avx512_bf16 where
+// AVX512_BF16 is there, else blas (the weight widened at every run). INFER_FLOAT_GEMM=
+// blas|avx2|avx512 lowers the f32 choice (blas the bf16 one too), INFER_BF16_GEMM=
+// blas|avx512_bf16|amx_bf16 the bf16 one (tests run every kernel on one machine; a kernel the
+// CPU lacks is an error).
 FloatGemmKernel f32_gemm_kernel();
 FloatGemmKernel bf16_gemm_kernel();
 std::string_view float_gemm_kernel_name(FloatGemmKernel kernel);
@@ -38,7 +42,7 @@ struct PackedFloatLayout {
     FloatGemmKernel kernel = FloatGemmKernel::blas;
     int64_t k = 0, n = 0;
     bool packed = false;      // B packed (bf16 pairs by pack_float_weight, f32 panels), else read in place, rows row_step apart
-    int64_t steps = 0;        // K steps per panel: K (f32) or K / 2 rounded up (bf16 pairs)
+    int64_t steps = 0;        // K steps per panel: K (f32) or K / 2 rounded up (bf16 pairs; amx_bf16: to 16 pairs)
     int64_t panels = 0;       // N / 16 rounded up
     int64_t panel_step = 0;   // elements from one panel of B to the next
     int64_t row_step = 0;     // elements from one K step of a panel to the next
