@@ -316,11 +316,14 @@ if [[ $mode == cpu ]]; then
   echo "gpu-check: built in $((SECONDS - start)) s"
   lscpu | grep -E "Model name|^CPU\(s\)"
   echo "AVX-512 / AMX flags: $(grep -o -w -E 'avx512f|avx512_bf16|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')"
-  # The AMX kernel runs only on such a host: its unit tests, then the op tests' bf16 products
-  # through it (INFER_BF16_GEMM), and the same with the AVX512_BF16 kernel for the bench below.
+  # The AMX kernels run only on such a host: their unit tests, then the op tests' bf16 and int8
+  # products through them (INFER_BF16_GEMM, INFER_INT8_KERNEL).
   if grep -q -w amx_tile /proc/cpuinfo; then
     { timeout 120 build-gpu/bin/unit_tests "[amx]" "INFER_BF16_GEMM*" &&
-      INFER_BF16_GEMM=amx_bf16 timeout 200 build-gpu/bin/op_tests --backends=cpu "op FusedMatMul,op MatMul,op Gemm"; } \
+      INFER_BF16_GEMM=amx_bf16 timeout 200 build-gpu/bin/op_tests --backends=cpu "op FusedMatMul,op MatMul,op Gemm" &&
+      INFER_INT8_KERNEL=amx_int8 timeout 200 build-gpu/bin/unit_tests "[int8],[qdq]" &&
+      INFER_INT8_KERNEL=amx_int8 timeout 200 build-gpu/bin/op_tests --backends=cpu \
+        "op QLinearMatMul,op MatMulInteger,op QLinearConv,op ConvInteger,op QuantizedMatMul,op ChannelsLastQLinearConv"; } \
       >"$logs/amx-tests.log" 2>&1 || status=1
     grep -E "test cases|FAILED|failed|warning" "$logs/amx-tests.log"
   fi

@@ -1,5 +1,7 @@
 #include "backends/cpu/kernels/int8_gemm.hpp"
 
+#include "backends/cpu/kernels/amx_gemm.hpp"
+
 #include "backends/cpu/kernels/cpu_features.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 
@@ -154,6 +156,7 @@ bool cpu_has(Int8Kernel kernel) {
         case Int8Kernel::avx512_vnni:
             return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                    __builtin_cpu_supports("avx512vnni");
+        case Int8Kernel::amx_int8: return amx_int8_usable();
         case Int8Kernel::avx2: return __builtin_cpu_supports("avx2");
         case Int8Kernel::portable: return true;
     }
@@ -166,6 +169,7 @@ bool int8_kernel_supported(Int8Kernel kernel) { return cpu_has(kernel); }
 
 std::string_view int8_kernel_name(Int8Kernel kernel) {
     switch (kernel) {
+        case Int8Kernel::amx_int8: return "amx_int8";
         case Int8Kernel::avx512_vnni: return "avx512_vnni";
         case Int8Kernel::avx2: return "avx2";
         case Int8Kernel::portable: return "portable";
@@ -174,17 +178,18 @@ std::string_view int8_kernel_name(Int8Kernel kernel) {
 }
 
 Int8Kernel int8_kernel() {
-    Int8Kernel best = cpu_has(Int8Kernel::avx512_vnni) ? Int8Kernel::avx512_vnni
+    Int8Kernel best = cpu_has(Int8Kernel::amx_int8)      ? Int8Kernel::amx_int8
+                      : cpu_has(Int8Kernel::avx512_vnni) ? Int8Kernel::avx512_vnni
                       : cpu_has(Int8Kernel::avx2)      ? Int8Kernel::avx2
                                                        : Int8Kernel::portable;
     if (const char* wanted = std::getenv("INFER_INT8_KERNEL"); wanted && *wanted) {
-        for (Int8Kernel k : {Int8Kernel::portable, Int8Kernel::avx2, Int8Kernel::avx512_vnni})
+        for (Int8Kernel k : {Int8Kernel::portable, Int8Kernel::avx2, Int8Kernel::avx512_vnni, Int8Kernel::amx_int8})
             if (int8_kernel_name(k) == wanted) {
                 if (!cpu_has(k))
                     throw Unsupported("INFER_INT8_KERNEL=" + std::string(wanted) + ": this CPU cannot run that kernel");
                 return k;
             }
-        throw InvalidArgument("INFER_INT8_KERNEL=" + std::string(wanted) + ": expected portable, avx2 or avx512_vnni");
+        throw InvalidArgument("INFER_INT8_KERNEL=" + std::string(wanted) + ": expected portable, avx2, avx512_vnni or amx_int8");
     }
     return best;
 }
@@ -194,10 +199,11 @@ Int8WeightLayout int8_weight_layout(Int8Kernel kernel, int64_t k, int64_t n) {
     l.kernel = kernel;
     l.k = k;
     l.n = n;
-    const bool vnni = kernel == Int8Kernel::avx512_vnni;
+    const bool vnni = kernel == Int8Kernel::avx512_vnni || kernel == Int8Kernel::amx_int8;
     l.group = vnni ? 4 : 2;
     l.panel_width = vnni ? 16 : 8;
     l.groups = ceil_div(std::max<int64_t>(k, 1), l.group);
+    if (kernel == Int8Kernel::amx_int8) l.groups = ceil_div(l.groups, kAmxTileRows) * kAmxTileRows;  // whole B tiles
     l.panels = ceil_div(std::max<int64_t>(n, 1), l.panel_width);
     const int64_t element = vnni ? 1 : 2;  // s8, or s8 widened to i16
     l.panel_bytes = l.groups * l.group * l.panel_width * element;
@@ -211,7 +217,7 @@ Tensor pack_int8_weight(const Int8WeightLayout& l, const int8_t* b, int64_t ldb)
     auto* out = packed.data<uint8_t>();
     std::memset(out, 0, static_cast<size_t>(l.bytes));
     auto* sums = reinterpret_cast<int32_t*>(out + l.sums_offset);
-    const bool vnni = l.kernel == Int8Kernel::avx512_vnni;
+    const bool vnni = l.kernel == Int8Kernel::avx512_vnni || l.kernel == Int8Kernel::amx_int8;
     // Loops by row, panel and column, so that no index needs a division (products of two
     // activations pack their B at every run, a head at a time).
     for (int64_t kk = 0; kk < l.k; ++kk) {
@@ -238,6 +244,7 @@ Tensor pack_int8_weight(const Int8WeightLayout& l, const int8_t* b, int64_t ldb)
 void gemm_u8s8(const Int8WeightLayout& l, const uint8_t* packed, const uint8_t* a, int64_t m, Int8Epilogue epilogue,
                void* state) {
     if (m <= 0 || l.n <= 0) return;
+    if (l.kernel == Int8Kernel::amx_int8) return gemm_amx_u8s8(l, packed, a, m, epilogue, state);
     const TileShape shape = tile_shape(l.kernel);
     const int64_t lda = int8_row_stride(l);
     const int64_t col_tiles = ceil_div(l.panels, shape.panels), row_tiles = ceil_div(m, shape.rows);

@@ -6,13 +6,15 @@
 // while it is still in cache.
 //
 // Kernels, best first, chosen once per process from CPUID:
+//  - amx_int8 (amx_gemm.hpp): TDPBUSD on 16 × 64-byte tiles of the avx512_vnni layout, where
+//    the CPU has AMX and the OS grants it.
 //  - avx512_vnni: vpdpbusd multiplies 4 u8 by 4 s8 and adds them into an i32 lane in one step,
 //    with no intermediate saturation.
 //  - avx2: vpmaddwd on operands widened to i16 (the weight at packing time, A per tile). The
 //    u8×s8 instruction AVX2 has, vpmaddubsw, adds pairs into a saturating i16 (255·127·2 does
 //    not fit), so it would need 7-bit weights or activations; widening keeps results exact.
 //  - portable: the avx2 layout in plain C++, for CPUs below x86-64-v3.
-// Not here yet: AMX-INT8 tiles (Sapphire Rapids), AVX-VNNI on 256-bit registers.
+// Not here yet: AVX-VNNI on 256-bit registers.
 #include <infer/tensor.hpp>
 
 #include <algorithm>
@@ -22,9 +24,9 @@
 
 namespace infer::cpu {
 
-enum class Int8Kernel { portable, avx2, avx512_vnni };
+enum class Int8Kernel { portable, avx2, avx512_vnni, amx_int8 };
 
-// The best kernel this CPU runs; INFER_INT8_KERNEL=portable|avx2|avx512_vnni lowers it (tests
+// The best kernel this CPU runs; INFER_INT8_KERNEL=portable|avx2|avx512_vnni|amx_int8 picks another (tests
 // cover every kernel on one machine; a kernel the CPU lacks is never chosen).
 Int8Kernel int8_kernel();
 std::string_view int8_kernel_name(Int8Kernel kernel);

@@ -363,8 +363,9 @@ public:
         // after another: whole channel runs copied, not gathered. 8-bit output on AVX-512 is
         // stored position-major (each tile's rows whole): straight into a channel-last Y, else
         // staged and turned channel-major 16x16 bytes at a time.
-        // (AVX-512 BW comes with the VNNI kernel; INFER_INT8_KERNEL=avx2 takes the plain writes too.)
-        const bool staged = form_.output == ConvOutput::requantized && layout_.kernel == Int8Kernel::avx512_vnni;
+        // (AVX-512 BW comes with the VNNI and AMX kernels; INFER_INT8_KERNEL=avx2 takes the plain writes too.)
+        const bool staged = form_.output == ConvOutput::requantized &&
+                            (layout_.kernel == Int8Kernel::avx512_vnni || layout_.kernel == Int8Kernel::amx_int8);
         const int64_t staged_bytes = staged && !form_.channels_last ? positions * m : 0;
         const int64_t pixel_bytes = form_.channels_last ? 0 : channels * in_size;
         // With every weight zero point 0 (symmetric s8 weights, as quantize_static writes them)

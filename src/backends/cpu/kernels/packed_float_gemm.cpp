@@ -1,6 +1,6 @@
 #include "backends/cpu/kernels/packed_float_gemm.hpp"
 
-#include "backends/cpu/kernels/amx_bf16_gemm.hpp"
+#include "backends/cpu/kernels/amx_gemm.hpp"
 #include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/gemm_grid.hpp"
 #include "backends/cpu/kernels/half_convert.hpp"
@@ -377,7 +377,7 @@ PackedFloatLayout packed_float_layout(FloatGemmKernel kernel, int64_t k, int64_t
     l.n = n;
     l.packed = kernel == FloatGemmKernel::avx512_bf16 || kernel == FloatGemmKernel::amx_bf16;
     l.steps = l.packed ? ceil_div(k, 2) : k;
-    if (kernel == FloatGemmKernel::amx_bf16) l.steps = ceil_div(l.steps, kAmxTilePairs) * kAmxTilePairs;
+    if (kernel == FloatGemmKernel::amx_bf16) l.steps = ceil_div(l.steps, kAmxTileRows) * kAmxTileRows;  // whole B tiles
     l.panels = ceil_div(std::max<int64_t>(n, 1), kPanel);
     l.panel_step = l.packed ? l.steps * 2 * kPanel : kPanel;
     l.row_step = l.packed ? 2 * kPanel : ldb > 0 ? ldb : n;

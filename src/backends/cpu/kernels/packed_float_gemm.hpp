@@ -7,8 +7,8 @@
 //  - bf16, avx512_bf16: K in pairs: one vdpbf16ps multiplies a pair of A (a 32-bit broadcast
 //    straight from A's bf16 row) by 16 columns' pairs and adds both products into f32 lanes,
 //    twice the f32 FMA's work per instruction. Results are rounded once, at the end.
-//  - bf16, amx_bf16 (amx_bf16_gemm.hpp): the same pairs as tiles of 16 × 16 for AMX's
-//    TDPBF16PS, where the CPU has AMX and the OS grants it.
+//  - bf16, amx_bf16 (amx_gemm.hpp): the same pairs as tiles of 16 × 16 for AMX's TDPBF16PS,
+//    where the CPU has AMX and the OS grants it.
 // The f32 kernels read B where it is (a row of a panel is 64 contiguous bytes, and measured as
 // fast as a packed copy on MiniLM's shapes), so an f32 session keeps one copy of its weights.
 // The bf16 kernel needs (B[k, c], B[k+1, c]) side by side, so its weight is packed once per
