@@ -44,7 +44,8 @@
 #                                      torch.compile beside it, and ResNet-50 and MobileNetV2
 #                                      (depthwise) alone at $INFER_CNN_BATCHES (default 1,64)
 #   scripts/gpu-check.sh cpu           build infer-bench (and the unit and op tests: on a host with
-#                                      AMX, its kernel's tests and the bf16 op tests through it), then DistilBERT-base on the CPU alone at
+#                                      AMX, its kernels' tests and the bf16 and int8 op tests through
+#                                      them), then $INFER_CPU_MODEL (default DistilBERT-base) on the CPU alone at
 #                                      a few batches, once per OpenBLAS kernel choice in
 #                                      $INFER_CPU_CORETYPES (default: the detected one), with
 #                                      ONNX Runtime beside it and the ops that took the time;
@@ -319,7 +320,7 @@ if [[ $mode == cpu ]]; then
   # The AMX kernels run only on such a host: their unit tests, then the op tests' bf16 and int8
   # products through them (INFER_BF16_GEMM, INFER_INT8_KERNEL).
   if grep -q -w amx_tile /proc/cpuinfo; then
-    { timeout 120 build-gpu/bin/unit_tests "[amx]" "INFER_BF16_GEMM*" &&
+    { timeout 120 build-gpu/bin/unit_tests "[amx],INFER_BF16_GEMM*" &&
       INFER_BF16_GEMM=amx_bf16 timeout 200 build-gpu/bin/op_tests --backends=cpu "op FusedMatMul,op MatMul,op Gemm" &&
       INFER_INT8_KERNEL=amx_int8 timeout 200 build-gpu/bin/unit_tests "[int8],[qdq]" &&
       INFER_INT8_KERNEL=amx_int8 timeout 200 build-gpu/bin/op_tests --backends=cpu \
@@ -327,12 +328,13 @@ if [[ $mode == cpu ]]; then
       >"$logs/amx-tests.log" 2>&1 || status=1
     grep -E "test cases|FAILED|failed|warning" "$logs/amx-tests.log"
   fi
-  INFER_PYTHON=python3 timeout 300 scripts/models/prepare.sh distilbert-base-random >"$logs/prepare.log" 2>&1 ||
+  cpu_model=${INFER_CPU_MODEL:-distilbert-base-random}
+  INFER_PYTHON=python3 timeout 300 scripts/models/prepare.sh "$cpu_model" >"$logs/prepare.log" 2>&1 ||
     { tail -n 20 "$logs/prepare.log"; exit 1; }
   for coretype in ${INFER_CPU_CORETYPES:-detected}; do
     tag=cpu-$coretype
     ( [[ $coretype != detected ]] && export OPENBLAS_CORETYPE=$coretype
-      timeout 240 build-gpu/bin/infer-bench distilbert-base-random --devices cpu --seq 128 \
+      timeout 240 build-gpu/bin/infer-bench "$cpu_model" --devices cpu --seq 128 \
         --batch "${INFER_BENCH_BATCHES:-1,8,32}" --precision "${INFER_CPU_PRECISIONS:-f32}" --warmup 2 --min-runs 5 --profiled-runs 3 \
         --min-time 1 --json "$logs/$tag.json" ${INFER_BENCH_ARGS:-} ) >"$logs/$tag.log" 2>&1 || status=1
     echo "== OPENBLAS_CORETYPE=$coretype"
