@@ -1,6 +1,7 @@
-// Attention in bf16 where the CPU has AVX512_BF16: both per-head products on the vdpbf16ps kernel
-// (packed_float_gemm.hpp) straight from the bf16 Q, K and V, instead of widening all three to
-// f32 and narrowing the output at the kernel's boundary. Per batch and head:
+// Attention in bf16 where the CPU has AVX512_BF16: both per-head products on the bf16 product
+// kernel (packed_float_gemm.hpp: vdpbf16ps, or AMX tiles where usable) straight from the bf16 Q,
+// K and V, instead of widening all three to f32 and narrowing the output at the kernel's
+// boundary. Per batch and head:
 //   S = scale · Q·Kᵀ   Kᵀ packed from K's rows, whose pairs along the head are side by side;
 //   P = softmax(S + bias) in f32, then rounded to bf16 (the probabilities' 8 bits of mantissa
 //       are what a bf16 session computes in anyway);
@@ -26,7 +27,9 @@ namespace {
 class Bf16Attention final : public CompiledKernel {
 public:
     explicit Bf16Attention(const CompileContext& c)
-        : heads_(c.node().attributes->get_int("num_heads", 1)), scale_(c.node().attributes->get_float("scale", 1.0f)) {}
+        : heads_(c.node().attributes->get_int("num_heads", 1)),
+          scale_(c.node().attributes->get_float("scale", 1.0f)),
+          kernel_(bf16_gemm_kernel()) {}
 
     void run(KernelContext& ctx) const override {
         const Tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
@@ -34,8 +37,8 @@ public:
         if (out.numel() == 0) return;
         const int64_t batch = q.shape()[0], sq = q.shape()[1], sk = k.shape()[1];
         const int64_t eq = q.shape()[2], ev = v.shape()[2], d = eq / heads_, dv = ev / heads_;
-        const PackedFloatLayout keys = packed_float_layout(FloatGemmKernel::avx512_bf16, d, sk);
-        const PackedFloatLayout values = packed_float_layout(FloatGemmKernel::avx512_bf16, sk, dv);
+        const PackedFloatLayout keys = packed_float_layout(kernel_, d, sk);
+        const PackedFloatLayout values = packed_float_layout(kernel_, sk, dv);
         // Per head: scores (f32), probabilities (bf16), then packed Kᵀ and V (bf16).
         const int64_t score_floats = sq * sk;
         const int64_t bf16_values = sq * sk + packed_elements(keys) + packed_elements(values);
@@ -84,6 +87,7 @@ public:
 private:
     int64_t heads_;
     float scale_;
+    FloatGemmKernel kernel_;  // avx512_bf16 or amx_bf16
 };
 
 }  // namespace
@@ -100,7 +104,6 @@ void register_bf16_attention_kernel(KernelRegistry& registry) {
         // widening them (the kernel before) measured faster (GPT-2 small, batch 8: 600 against
         // 400 tokens/s).
         const bool few_queries = node.input_shapes[0].rank() == 3 && node.input_shapes[0][1] <= kStreamRows;
-        // Its products are avx512_bf16's (an AMX machine has AVX512_BF16 too).
         if (all_bf16 && bias_ok && !few_queries && bf16_gemm_kernel() != FloatGemmKernel::blas)
             return std::make_unique<Bf16Attention>(c);
         return previous(c);

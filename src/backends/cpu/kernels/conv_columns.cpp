@@ -182,7 +182,7 @@ void ChannelBiasWriter::tile(void* self, int64_t row0, int64_t rows, int64_t col
             finish_row(from, b, static_cast<const uint16_t*>(w.residual) + at, w.activation, out, cols);
         else
             finish_row(from, b, static_cast<const float*>(w.residual) + at, w.activation, out, cols);
-        if (w.bf16_out) float_to_bfloat16(narrowed, static_cast<uint16_t*>(w.y) + at, static_cast<size_t>(cols));
+        if (w.bf16_out) float_to_bfloat16_serial(narrowed, static_cast<uint16_t*>(w.y) + at, static_cast<size_t>(cols));
     }
 }
 

@@ -93,18 +93,6 @@ __attribute__((target("avx512f"))) size_t float_to_bfloat16_avx512(const float* 
     return i;
 }
 
-void float_to_bfloat16_serial(const float* src, uint16_t* dst, size_t count) {
-    static const bool avx512 = __builtin_cpu_supports("avx512f");
-    size_t i = avx512 ? float_to_bfloat16_avx512(src, dst, count) : 0;
-    for (; i < count; ++i) {
-        uint32_t f;
-        std::memcpy(&f, src + i, sizeof f);
-        const bool nan = (f & 0x7fffffffu) > 0x7f800000u;
-        const uint32_t rounded = (f + 0x7fffu + ((f >> 16) & 1u)) >> 16;
-        dst[i] = static_cast<uint16_t>(nan ? ((f >> 16) | 0x40u) : rounded);
-    }
-}
-
 template <class Src, class Dst>
 void convert_parallel(void (*convert)(const Src*, Dst*, size_t), const Src* src, Dst* dst,
                       size_t count) {
@@ -126,6 +114,18 @@ void bfloat16_to_float(const uint16_t* src, float* dst, size_t count) {
 }
 void float_to_bfloat16(const float* src, uint16_t* dst, size_t count) {
     convert_parallel(float_to_bfloat16_serial, src, dst, count);
+}
+
+void float_to_bfloat16_serial(const float* src, uint16_t* dst, size_t count) {
+    static const bool avx512 = __builtin_cpu_supports("avx512f");
+    size_t i = avx512 ? float_to_bfloat16_avx512(src, dst, count) : 0;
+    for (; i < count; ++i) {
+        uint32_t f;
+        std::memcpy(&f, src + i, sizeof f);
+        const bool nan = (f & 0x7fffffffu) > 0x7f800000u;
+        const uint32_t rounded = (f + 0x7fffu + ((f >> 16) & 1u)) >> 16;
+        dst[i] = static_cast<uint16_t>(nan ? ((f >> 16) | 0x40u) : rounded);
+    }
 }
 
 }  // namespace infer::cpu

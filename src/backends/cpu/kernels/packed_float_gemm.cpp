@@ -476,7 +476,7 @@ void TileWriter::tile(void* self, int64_t row0, int64_t rows, int64_t col0, int6
         }
         activate_row(to, cols, w.activation);
         if (w.bf16_out)
-            float_to_bfloat16(narrowed, static_cast<uint16_t*>(w.y) + (row0 + r) * w.ld + col0, static_cast<size_t>(cols));
+            float_to_bfloat16_serial(narrowed, static_cast<uint16_t*>(w.y) + (row0 + r) * w.ld + col0, static_cast<size_t>(cols));
     }
 }
 
