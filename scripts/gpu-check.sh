@@ -321,7 +321,7 @@ if [[ $mode == cpu ]]; then
   # products through them (INFER_BF16_GEMM, INFER_INT8_KERNEL).
   if grep -q -w amx_tile /proc/cpuinfo; then
     { timeout 120 build-gpu/bin/unit_tests "[amx],INFER_BF16_GEMM*" &&
-      INFER_BF16_GEMM=amx_bf16 timeout 200 build-gpu/bin/op_tests --backends=cpu "op FusedMatMul,op MatMul,op Gemm,op Attention" &&
+      INFER_BF16_GEMM=amx_bf16 timeout 200 build-gpu/bin/op_tests --backends=cpu "op FusedMatMul,op MatMul,op Gemm,op Attention,op Conv,op FusedConv" &&
       INFER_INT8_KERNEL=amx_int8 timeout 200 build-gpu/bin/unit_tests "[int8],[qdq]" &&
       INFER_INT8_KERNEL=amx_int8 timeout 200 build-gpu/bin/op_tests --backends=cpu \
         "op QLinearMatMul,op MatMulInteger,op QLinearConv,op ConvInteger,op QuantizedMatMul,op ChannelsLastQLinearConv"; } \

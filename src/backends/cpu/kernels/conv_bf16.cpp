@@ -2,8 +2,8 @@
 // (conv_columns.hpp), the columns (2-D: gathered from the image's phases, convolution_taps.hpp;
 // else im2col in bf16, or the input itself for a 1x1 kernel) packed into pairs of rows and
 // multiplied by the weight
-// on the vdpbf16ps kernel (packed_float_gemm.hpp), which reads each output channel's weights in
-// place as its row of A: twice the f32 kernel's work per instruction, and the input and weight
+// on the bf16 product kernel (packed_float_gemm.hpp: vdpbf16ps, or AMX tiles where usable),
+// which reads each output channel's weights in place as its row of A: twice the f32 kernel's work per instruction, and the input and weight
 // never widened. Each tile gets its channel's bias (and FusedConv's residual and ReLU) and is
 // narrowed to bf16 as it is written.
 // Depthwise convolutions and CPUs without AVX512_BF16 keep the kernel registered before (f32 at
@@ -27,6 +27,7 @@ public:
     Bf16Conv(const CompileContext& c, std::unique_ptr<CompiledKernel> fallback)
         : group_(c.node().attributes->get_int("group", 1)),
           activation_(ConvActivation::of(*c.node().attributes)),
+          kernel_(bf16_gemm_kernel()),
           fallback_(std::move(fallback)) {}
 
     size_t workspace_bytes() const override { return fallback_->workspace_bytes(); }
@@ -72,7 +73,7 @@ public:
                         thread_local std::vector<uint16_t> packed;  // one chunk
                         for (int64_t c = first; c < last; ++c) {
                             const int64_t p0 = c * chunk, p1 = std::min(positions, p0 + chunk);
-                            const PackedFloatLayout layout = packed_float_layout(FloatGemmKernel::avx512_bf16, k, p1 - p0);
+                            const PackedFloatLayout layout = packed_float_layout(kernel_, k, p1 - p0);
                             packed.resize(static_cast<size_t>(packed_elements(layout)));
                             pack_bf16_pairs_gathered(layout, image_phases + p0, offsets, packed.data());
                             PhaseRowsWriter writer{{py + plane, true, g.positions, bias ? bias + grp * group_out : nullptr,
@@ -96,7 +97,7 @@ public:
                     thread_local std::vector<uint16_t> columns, packed;  // one chunk each
                     for (int64_t c = first; c < last; ++c) {
                         const int64_t p0 = c * chunk, p1 = std::min(g.positions, p0 + chunk);
-                        const PackedFloatLayout layout = packed_float_layout(FloatGemmKernel::avx512_bf16, k, p1 - p0);
+                        const PackedFloatLayout layout = packed_float_layout(kernel_, k, p1 - p0);
                         packed.resize(static_cast<size_t>(packed_elements(layout)));
                         if (direct) {
                             pack_bf16_pairs(layout, in + p0, g.positions, false, packed.data());
@@ -118,6 +119,7 @@ public:
 private:
     int64_t group_;
     ConvActivation activation_;
+    FloatGemmKernel kernel_;  // avx512_bf16 or amx_bf16
     std::unique_ptr<CompiledKernel> fallback_;
 };
 
@@ -133,7 +135,6 @@ void register_bf16_conv_kernel(KernelRegistry& registry, const std::string& op) 
                              node.input_dtypes[2] == DType::bf16 || node.input_dtypes[2] == DType::f32;
         const bool residual_ok = node.input_dtypes.size() < 4 || !node.inputs_present[3] ||
                                  node.input_dtypes[3] == DType::bf16;
-        // Its products are avx512_bf16's (an AMX machine has AVX512_BF16 too).
         if (all_bf16 && bias_ok && residual_ok && bf16_gemm_kernel() != FloatGemmKernel::blas)
             return std::make_unique<Bf16Conv>(c, previous(c));
         return previous(c);
