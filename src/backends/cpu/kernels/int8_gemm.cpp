@@ -1,7 +1,6 @@
 #include "backends/cpu/kernels/int8_gemm.hpp"
 
 #include "backends/cpu/kernels/amx_gemm.hpp"
-
 #include "backends/cpu/kernels/cpu_features.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 

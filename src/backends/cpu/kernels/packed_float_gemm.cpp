@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -38,32 +39,34 @@ bool cpu_has(FloatGemmKernel kernel) {
     return false;
 }
 
-// INFER_FLOAT_GEMM, checked: the f32 kernel it asks for, or nothing when unset.
-bool wanted_kernel(FloatGemmKernel& wanted) {
-    const char* name = std::getenv("INFER_FLOAT_GEMM");
+// The kernel the environment variable asks for among `choices`, checked (one the CPU lacks, or
+// an unknown name, is an error naming the variable), or nothing when it is unset.
+bool kernel_from_environment(const char* variable, std::initializer_list<FloatGemmKernel> choices,
+                             FloatGemmKernel& wanted) {
+    const char* name = std::getenv(variable);
     if (!name || !*name) return false;
-    for (FloatGemmKernel k : {FloatGemmKernel::blas, FloatGemmKernel::avx2, FloatGemmKernel::avx512})
+    const std::string setting = std::string(variable) + "=" + name;
+    std::string expected;
+    for (FloatGemmKernel k : choices) {
         if (float_gemm_kernel_name(k) == name) {
-            if (!cpu_has(k))
-                throw Unsupported("INFER_FLOAT_GEMM=" + std::string(name) + ": this CPU cannot run that kernel");
+            if (!cpu_has(k)) throw Unsupported(setting + ": this CPU cannot run that kernel");
             wanted = k;
             return true;
         }
-    throw InvalidArgument("INFER_FLOAT_GEMM=" + std::string(name) + ": expected blas, avx2 or avx512");
+        expected += (expected.empty() ? "" : k == *(choices.end() - 1) ? " or " : ", ") +
+                    std::string(float_gemm_kernel_name(k));
+    }
+    throw InvalidArgument(setting + ": expected " + expected);
 }
 
-// INFER_BF16_GEMM, checked: the bf16 kernel it asks for, or nothing when unset.
+// INFER_FLOAT_GEMM (the f32 kernel) and INFER_BF16_GEMM (the bf16 one).
+bool wanted_kernel(FloatGemmKernel& wanted) {
+    return kernel_from_environment("INFER_FLOAT_GEMM", {FloatGemmKernel::blas, FloatGemmKernel::avx2, FloatGemmKernel::avx512},
+                                   wanted);
+}
 bool wanted_bf16_kernel(FloatGemmKernel& wanted) {
-    const char* name = std::getenv("INFER_BF16_GEMM");
-    if (!name || !*name) return false;
-    for (FloatGemmKernel k : {FloatGemmKernel::blas, FloatGemmKernel::avx512_bf16, FloatGemmKernel::amx_bf16})
-        if (float_gemm_kernel_name(k) == name) {
-            if (!cpu_has(k))
-                throw Unsupported("INFER_BF16_GEMM=" + std::string(name) + ": this CPU cannot run that kernel");
-            wanted = k;
-            return true;
-        }
-    throw InvalidArgument("INFER_BF16_GEMM=" + std::string(name) + ": expected blas, avx512_bf16 or amx_bf16");
+    return kernel_from_environment(
+        "INFER_BF16_GEMM", {FloatGemmKernel::blas, FloatGemmKernel::avx512_bf16, FloatGemmKernel::amx_bf16}, wanted);
 }
 
 // The AVX-512 tiles' R × P accumulators: from zero, or (a later K block) from the sums in
