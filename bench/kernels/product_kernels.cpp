@@ -42,14 +42,6 @@ double median_ms(F&& call) {
     return times[times.size() / 2];
 }
 
-bool runs_here(FloatGemmKernel kernel) {
-    switch (kernel) {
-        case FloatGemmKernel::amx_bf16: return amx_bf16_usable();
-        case FloatGemmKernel::avx512_bf16: return __builtin_cpu_supports("avx512bf16");
-        default: return false;
-    }
-}
-
 void bf16_products(int64_t m, int64_t k, int64_t n, std::mt19937& rng) {
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
     std::vector<float> a_values(static_cast<size_t>(m * k)), b_values(static_cast<size_t>(k * n));
@@ -61,7 +53,7 @@ void bf16_products(int64_t m, int64_t k, int64_t n, std::mt19937& rng) {
     const std::vector<float> bias(static_cast<size_t>(n), 0.1f);
     const double gflop = 2.0 * static_cast<double>(m * n * k) / 1e9;
     for (FloatGemmKernel kernel : {FloatGemmKernel::amx_bf16, FloatGemmKernel::avx512_bf16}) {
-        if (!runs_here(kernel)) continue;
+        if (!float_gemm_kernel_supported(kernel)) continue;
         const PackedFloatLayout layout = packed_float_layout(kernel, k, n);
         const Tensor packed = pack_float_weight(layout, b.data(), n);
         const auto time = [&](FloatEpilogue epilogue, void* state) {

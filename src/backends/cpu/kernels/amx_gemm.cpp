@@ -69,26 +69,23 @@ struct AmxTiles {
     }
     // One K tile: A's two tiles (rows `stride` bytes apart) by one or two panels' tiles.
     INFER_AMX void step(const uint8_t* a0, const uint8_t* a1, int64_t stride, const uint8_t* b0, const uint8_t* b1) {
+// The product's instruction on literal tiles (sums c += a · b).
+#define INFER_TILE_PRODUCT(c, a, b)                         \
+    if constexpr (std::is_same_v<Product, Bf16Product>) \
+        _tile_dpbf16ps(c, a, b);                            \
+    else                                                    \
+        _tile_dpbusd(c, a, b)
         _tile_loadd(4, a0, stride);
         _tile_loadd(5, a1, stride);
         _tile_loadd(6, b0, kAmxTileRowBytes);
-        if constexpr (std::is_same_v<Product, Bf16Product>) {
-            _tile_dpbf16ps(0, 4, 6);
-            _tile_dpbf16ps(2, 5, 6);
-        } else {
-            _tile_dpbusd(0, 4, 6);
-            _tile_dpbusd(2, 5, 6);
-        }
+        INFER_TILE_PRODUCT(0, 4, 6);
+        INFER_TILE_PRODUCT(2, 5, 6);
         if (b1) {
             _tile_loadd(7, b1, kAmxTileRowBytes);
-            if constexpr (std::is_same_v<Product, Bf16Product>) {
-                _tile_dpbf16ps(1, 4, 7);
-                _tile_dpbf16ps(3, 5, 7);
-            } else {
-                _tile_dpbusd(1, 4, 7);
-                _tile_dpbusd(3, 5, 7);
-            }
+            INFER_TILE_PRODUCT(1, 4, 7);
+            INFER_TILE_PRODUCT(3, 5, 7);
         }
+#undef INFER_TILE_PRODUCT
     }
     INFER_AMX void store_sums(void* sums, bool two_panels) {
         constexpr int64_t stride = kSumColumns * 4;

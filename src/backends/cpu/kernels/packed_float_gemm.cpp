@@ -345,6 +345,8 @@ constexpr int64_t kShortKBytes = 256 * 1024;
 
 }  // namespace
 
+bool float_gemm_kernel_supported(FloatGemmKernel kernel) { return cpu_has(kernel); }
+
 std::string_view float_gemm_kernel_name(FloatGemmKernel kernel) {
     switch (kernel) {
         case FloatGemmKernel::blas: return "blas";

@@ -37,6 +37,8 @@ enum class FloatGemmKernel { blas, avx2, avx512, avx512_bf16, amx_bf16 };
 FloatGemmKernel f32_gemm_kernel();
 FloatGemmKernel bf16_gemm_kernel();
 std::string_view float_gemm_kernel_name(FloatGemmKernel kernel);
+// This CPU (and OS) can run the kernel.
+bool float_gemm_kernel_supported(FloatGemmKernel kernel);
 
 struct PackedFloatLayout {
     FloatGemmKernel kernel = FloatGemmKernel::blas;
