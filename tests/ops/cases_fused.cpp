@@ -311,6 +311,27 @@ std::vector<Case> fused_cases() {
             c.push_back(folded);
         }
 
+    // The post-norm form: Y in f32 (the residual stream) and again in the low type in place of
+    // the sum (attribute low_y_dtype), Skip in either type.
+    for (const DType low : {DType::f16, DType::bf16})
+        for (const bool low_skip : {true, false}) {
+            const std::string name(infer::dtype_name(low));
+            Case narrowed{"AddLayerNormalization",
+                          std::string("f32 X") + (low_skip ? " + " + name + " Skip" : " + f32 Skip") + " to f32 Y and " +
+                              name + " Y",
+                          {x("X", {4, 3, 40}), low_skip ? typed(x("Skip", {4, 3, 40}), low) : x("Skip", {4, 3, 40}),
+                           x("Scale", {40}), x("B", {40})},
+                          node("AddLayerNormalization", {{"epsilon", 1e-5f}, {"low_y_dtype", name}}, {}, 2),
+                          [](const auto& v, DType) {
+                              const RefTensor sum = ref::binary(v[0], v[1], [](double a, double b) { return a + b; });
+                              const RefTensor y = ref::layer_norm(sum, v[2], &v[3], -1, 1e-5)[0];
+                              return std::vector{y, y};
+                          }};
+            narrowed.dtypes = {DType::f32};
+            narrowed.accumulates = true;
+            c.push_back(narrowed);
+        }
+
     // Attention: per head softmax(Q·Kᵀ·scale + bias)·V, with masks and position biases of the
     // shapes BERT ([B,1,1,Sk]), GPT-2 ([1,1,Sq,Sk]) and T5 ([1,H,Sq,Sk]) add to the scores.
     struct AttentionSpec { int64_t batch, sq, sk, heads, d; std::optional<Shape> bias; };

@@ -138,7 +138,7 @@ std::vector<Case> indexing_movement_cases() {
     for (const auto& [data, indices, axis, type] :
          {std::tuple<Shape, Shape, int64_t, DType>{{5, 4}, {3}, 0, DType::i64}, {{3, 17}, {2, 2}, 1, DType::i64},
           {{2, 7, 3}, {}, 1, DType::i64}, {{33, 2}, {4}, -2, DType::i32}, {{2, 3, 5}, {6}, -1, DType::i64},
-          {{1000, 64}, {37}, 0, DType::i64}}) {
+          {{1000, 64}, {37}, 0, DType::i64}, {{1, 6, 3}, {2, 5}, 1, DType::i32}}) {
         const int64_t dim = data[static_cast<size_t>(ref::normalize_axis(axis, data.rank()))];
         c.push_back({"Gather", data.to_string() + " " + std::string(infer::dtype_name(type)) + indices.to_string() +
                                    " axis " + std::to_string(axis),

@@ -353,16 +353,16 @@ TEST_CASE("T5's attention fuses: no scale, a position bias and a mask added in t
 // type), and the results stay as close to f32 as before.
 namespace {
 
-// `graph` (input x [2, 4, 16], output y) in f16 and bf16 sessions: one `norm` node, `casts` Casts
-// left, and y within the low types' error of the f32 session's.
-void check_norm_casts_folded(const Graph& graph, const std::string& norm, size_t casts) {
+// `graph` (input x [2, 4, 16], output y) in f16 and bf16 sessions: `norms` `norm` nodes, `casts`
+// Casts left, and y within the low types' error of the f32 session's.
+void check_norm_casts_folded(const Graph& graph, const std::string& norm, size_t casts, size_t norms = 1) {
     const Batch input{{"x", ramp({2, 4, 16}, 0.11f, -3.0f)}};
     const std::vector<float> reference = Session(graph).run(input)["y"].to_vector<float>();
     for (const Precision precision : {Precision::f16, Precision::bf16}) {
         INFO(precision_name(precision));
         Session session(graph, {.precision = precision});
         const std::vector<float> got = session.run(input)["y"].to_vector<float>();
-        CHECK(count_op(session.placement(), norm) == 1);
+        CHECK(count_op(session.placement(), norm) == norms);
         CHECK(count_op(session.placement(), "Cast") == casts);
         REQUIRE(got.size() == reference.size());
         for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(reference[i]).margin(3e-2).epsilon(2e-2));
@@ -381,6 +381,28 @@ TEST_CASE("f16 and bf16 sessions fold the casts around a residual layer norm int
     // Left: x narrowed for the first product, the second product's output widened for the
     // residual Add; none around the layer norm.
     check_norm_casts_folded(b.build(), "AddLayerNormalization", 2);
+}
+
+// A post-norm encoder (BERT): each layer norm's output Y is the next residual stream, read in f32
+// by the next Add and narrowed for the next product; and the export adds the product first
+// (X + Skip with the product as X). Each norm writes Y in f32 and again in the low type, and takes
+// the product's low-type output as it is.
+TEST_CASE("f16 and bf16 sessions fold the casts of a post-norm block into its layer norms", "[fusion][precision]") {
+    // Weights small beside the residual stream, as in a trained encoder: the normalized sums
+    // then carry bf16's rounding of the products only a little.
+    const auto small = [](const Tensor& t) {
+        std::vector<float> values = t.to_vector<float>();
+        for (float& v : values) v *= 0.02f;
+        return Tensor::from_vector(values, t.shape());
+    };
+    GraphBuilder b;
+    auto x = b.input("x", DType::f32, {2, 4, 16});
+    auto h1 = b.add(b.matmul(x, b.constant(small(ramp({16, 16}, 0.01f, -0.8f)))), b.constant(ramp({16}, 0.05f, -0.3f)));
+    auto n1 = b.layer_norm(b.add(h1, x), b.constant(ramp({16}, 0.03f, 0.7f)), b.constant(ramp({16}, 0.02f, -0.1f)));
+    auto h2 = b.matmul(n1, b.constant(small(ramp({16, 16}, 0.007f, -0.5f))));
+    b.output("y", b.layer_norm(b.add(h2, n1), b.constant(ramp({16}, -0.02f, 0.9f)), b.constant(ramp({16}, 0.01f, 0.2f))));
+    // Left: x narrowed for the first product.
+    check_norm_casts_folded(b.build(), "AddLayerNormalization", 1, 2);
 }
 
 namespace {
@@ -475,6 +497,20 @@ TEST_CASE("AddLayerNormalization with a Skip or y_dtype outside the folded form 
     CHECK_THROWS_WITH(graph(DType::f16, "f64"), Catch::Contains("y_dtype f64 beside X of f32"));
     CHECK_THROWS_WITH(graph(DType::i64, ""), Catch::Contains("Skip is i64 but X is f32"));
     CHECK_THROWS_AS(graph(DType::f16, "f9"), Error);
+    // Y narrowed a second time in place of the sum (low_y_dtype): only to f16 or bf16, not beside y_dtype.
+    const auto narrowed_twice = [](const std::string& low_y_dtype, const std::string& y_dtype) {
+        GraphBuilder b;
+        auto x = b.input("x", DType::f32, {2, 8});
+        Attributes attrs{{"epsilon", 1e-5f}, {"low_y_dtype", low_y_dtype}};
+        if (!y_dtype.empty()) attrs.set("y_dtype", y_dtype);
+        auto outputs = b.op("AddLayerNormalization", {x, x, b.constant(ramp({8}, 0.1f, 0.5f))}, attrs, 2);
+        b.output("y", outputs[0]);
+        b.output("low", outputs[1]);
+        return b.build();
+    };
+    CHECK_THROWS_WITH(narrowed_twice("f32", ""), Catch::Contains("low_y_dtype must name f16 or bf16"));
+    CHECK_THROWS_WITH(narrowed_twice("f16", "f16"), Catch::Contains("low_y_dtype beside y_dtype"));
+    CHECK(narrowed_twice("bf16", "").outputs().size() == 2);
 
     Session session(graph(DType::f16, "f16"));
     std::vector<half> skip;

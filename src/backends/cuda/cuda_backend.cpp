@@ -51,6 +51,7 @@ public:
         register_generator_kernels(*this);
         register_fused_kernels(*this);
         register_quantized_matmul_kernel(*this);
+        register_add_layer_norm_kernel(*this);
     }
 
     ~CudaBackend() override {

@@ -1,7 +1,7 @@
 // The fused family (core/ops/table_fused.cpp) on the GPU, so that fused graphs keep every node
 // there. FusedMatMul: a few rows through skinny_gemm.hpp's kernel (bias and any activation in
 // it), else cuBLASLt's bias (+ReLU) epilogue, else a cuBLAS product and one kernel for bias and
-// activation. AddLayerNormalization: the sum and the normalization in one kernel.
+// activation (AddLayerNormalization is in fused_add_layer_norm.cu).
 // Attention: f16 and bf16 with the common head sizes through the fused kernel of
 // flash_attention.cu; otherwise (f32, other head sizes) per-head strided-batched products
 // through cuBLAS with one bias + softmax kernel in between, in f32 inside.
@@ -12,6 +12,7 @@
 #include "backends/cuda/flash_attention.hpp"
 #include "backends/cuda/gemm.hpp"
 #include "backends/cuda/gemm_lt.hpp"
+#include "backends/cuda/packed.cuh"
 #include "backends/cuda/skinny_gemm.hpp"
 
 #include <algorithm>
@@ -20,12 +21,47 @@ namespace infer::cuda {
 
 namespace {
 
-template <class T>
-__global__ void bias_activation_kernel(T* y, const T* bias, int64_t rows, int64_t cols, Activation activation) {
-    INFER_GRID_STRIDE(i, rows * cols) {
-        float v = load_float(y[i]);
-        if (bias) v += load_float(bias[i % cols]);
-        y[i] = store<T>(static_cast<Compute<T>>(activate(v, activation)));
+// Bias and activation in place over rows of `cols` values: a thread per V neighbouring columns
+// (one 16-byte access where the row width and the pointers allow), its bias loaded once, going
+// down the rows (blockIdx.y). The activation is a template parameter. Written per element, with
+// the activation chosen in the loop and a 64-bit modulo for the bias, this took 1.07 ms for
+// one of DistilBERT's 65 536 × 3 072 f16 GELUs on an H100, twice the product before it.
+template <class T, int V, Activation A>
+__global__ void bias_activation_kernel(T* y, const T* bias, int64_t rows, int64_t row_packs) {
+    const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (c >= row_packs) return;
+    Pack<T, V> b{};
+    if (bias) b = reinterpret_cast<const Pack<T, V>*>(bias)[c];
+    for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+        Pack<T, V>& slot = reinterpret_cast<Pack<T, V>*>(y)[r * row_packs + c];
+        Pack<T, V> values = slot;
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+            float v = load_float(values.v[j]);
+            if (bias) v += load_float(b.v[j]);
+            values.v[j] = store<T>(static_cast<Compute<T>>(activate(v, A)));
+        }
+        slot = values;
+    }
+}
+
+template <class T, int V>
+void launch_bias_activation(const Launch& l, T* y, const T* bias, int64_t rows, int64_t cols, Activation activation) {
+    const int64_t row_packs = cols / V;
+    const int threads = static_cast<int>(std::clamp<int64_t>((row_packs + 31) / 32 * 32, 32, 256));
+    // Enough blocks down the rows to fill the GPU many times over; each thread then takes
+    // rows / grid.y rows.
+    const dim3 grid(static_cast<unsigned>((row_packs + threads - 1) / threads),
+                    static_cast<unsigned>(std::min<int64_t>(rows, 4096)));
+    const auto go = [&](auto kernel) {
+        kernel<<<grid, threads, 0, l.handle()>>>(y, bias, rows, row_packs);
+        l.check_launch("bias_activation_kernel");
+    };
+    switch (activation) {
+        case Activation::none: return go(bias_activation_kernel<T, V, Activation::none>);
+        case Activation::relu: return go(bias_activation_kernel<T, V, Activation::relu>);
+        case Activation::gelu: return go(bias_activation_kernel<T, V, Activation::gelu>);
+        case Activation::gelu_tanh: return go(bias_activation_kernel<T, V, Activation::gelu_tanh>);
     }
 }
 
@@ -56,91 +92,13 @@ void run_fused_matmul(const Launch& l) {
     if (!has_bias && activation == Activation::none) return;
     dispatch_float(a.dtype(), l, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        bias_activation_kernel<<<grid_for(rows * n), kBlock, 0, l.handle()>>>(
-            static_cast<T*>(l.out(0)), has_bias ? static_cast<const T*>(l.in(2)) : nullptr, rows, n, activation);
-        l.check_launch("bias_activation_kernel");
-    });
-}
-
-// One block per row: sum = x + skip (each may repeat over leading rows: x_rows, skip_rows),
-// kept in the output row (or the sum output) while mean and variance are reduced in f32. X,
-// scale, bias and the sum are of type T; Skip (S) and Y (Y) may be f16/bf16 beside an f32 T
-// (fold_norm_casts.cpp).
-template <class T, class S = T, class Y = T>
-__global__ void add_layer_norm_kernel(const T* x, const S* skip, const T* scale, const T* bias, Y* y, T* sum_out,
-                                      int64_t rows, int64_t cols, int64_t x_rows, int64_t skip_rows,
-                                      float epsilon) {
-    __shared__ float scratch[32];
-    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-        const T* a = x + (row % x_rows) * cols;
-        const S* s = skip + (row % skip_rows) * cols;
-        Y* out = y + row * cols;
-        T* kept = sum_out ? sum_out + row * cols : nullptr;
-        float total = 0.0f;
-        for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) total += load_float(a[i]) + load_float(s[i]);
-        const float mean = block_reduce(total, SumOp{}, scratch) / static_cast<float>(cols);
-        float squares = 0.0f;
-        for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) {
-            const float d = load_float(a[i]) + load_float(s[i]) - mean;
-            squares += d * d;
-        }
-        const float inv_std = rsqrtf(block_reduce(squares, SumOp{}, scratch) / static_cast<float>(cols) + epsilon);
-        for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) {
-            const float v = load_float(a[i]) + load_float(s[i]);
-            if (kept) kept[i] = store<T>(static_cast<Compute<T>>(v));
-            float normalized = (v - mean) * inv_std * load_float(scale[i]);
-            if (bias) normalized += load_float(bias[i]);
-            out[i] = store<Y>(static_cast<Compute<Y>>(normalized));
-        }
-    }
-}
-
-// Rows of `input` that repeat over the output's leading rows: the input's shape must be the
-// output's trailing dims (after leading 1s), as with a position embedding of [1, S, E].
-int64_t repeating_rows(const Launch& l, const Shape& input, const Shape& out) {
-    if (input.rank() > out.rank()) l.unsupported("operand " + input.to_string() + " is deeper than " + out.to_string());
-    int64_t numel = 1;
-    bool leading = true;
-    for (size_t i = 0; i < input.rank(); ++i) {
-        const int64_t dim = input[i], full = out[out.rank() - input.rank() + i];
-        if (leading && dim == 1 && full != 1) continue;
-        leading = false;
-        if (dim != full) l.unsupported("operand " + input.to_string() + " broadcasts to " + out.to_string() + " inside rows");
-        numel *= dim;
-    }
-    return std::max<int64_t>(1, numel / out[out.rank() - 1]);
-}
-
-void run_add_layer_norm(const Launch& l) {
-    const Tensor& y = l.ctx.output(0);
-    if (y.numel() == 0) return;
-    const Shape& shape = y.shape();
-    const int64_t cols = shape[shape.rank() - 1], rows = y.numel() / cols;
-    const int64_t x_rows = repeating_rows(l, l.ctx.input(0).shape(), shape);
-    const int64_t skip_rows = repeating_rows(l, l.ctx.input(1).shape(), shape);
-    const bool keep_sum = l.ctx.num_outputs() > 1 && l.ctx.output(1).defined();
-    const int threads = static_cast<int>(std::clamp<int64_t>((cols + 31) / 32 * 32, 32, 256));
-    const auto blocks = static_cast<unsigned>(std::min<int64_t>(rows, int64_t{1} << 20));
-    const DType x_type = l.ctx.input(0).dtype(), skip_type = l.ctx.input(1).dtype();
-    const auto launch = [&](auto x_tag, auto skip_tag, auto y_tag) {
-        using T = typename decltype(x_tag)::type;
-        using S = typename decltype(skip_tag)::type;
-        using Y = typename decltype(y_tag)::type;
-        add_layer_norm_kernel<<<blocks, threads, 0, l.handle()>>>(
-            static_cast<const T*>(l.in(0)), static_cast<const S*>(l.in(1)), static_cast<const T*>(l.in(2)),
-            l.ctx.has_input(3) ? static_cast<const T*>(l.in(3)) : nullptr, static_cast<Y*>(l.out(0)),
-            keep_sum ? static_cast<T*>(l.out(1)) : nullptr, rows, cols, x_rows, skip_rows,
-            l.ctx.attrs().get_float("epsilon", 1e-5f));
-        l.check_launch("add_layer_norm_kernel");
-    };
-    if (skip_type == x_type && y.dtype() == x_type) {
-        dispatch_float(x_type, l, [&](auto tag) { launch(tag, tag, tag); });
-        return;
-    }
-    // The folded form: f32 X and sum, Skip and Y each f32 or the low type.
-    if (x_type != DType::f32) l.unsupported("X " + l.ctx.input(0).describe() + " beside Skip " + l.ctx.input(1).describe());
-    dispatch_float(skip_type, l, [&](auto skip_tag) {
-        dispatch_float(y.dtype(), l, [&](auto y_tag) { launch(Tag<float>{}, skip_tag, y_tag); });
+        constexpr int V = kPackWidth<T>;
+        T* out = static_cast<T*>(l.out(0));
+        const T* bias = has_bias ? static_cast<const T*>(l.in(2)) : nullptr;
+        if (n % V == 0 && is_aligned(out, sizeof(T) * V) && (!bias || is_aligned(bias, sizeof(T) * V)))
+            launch_bias_activation<T, V>(l, out, bias, rows, n, activation);
+        else
+            launch_bias_activation<T, 1>(l, out, bias, rows, n, activation);
     });
 }
 
@@ -243,7 +201,6 @@ size_t attention_scores_bytes(const NodeSignature& node) {
 
 void register_fused_kernels(KernelRegistrar& r) {
     r.add("FusedMatMul", kFloatTypes, run_fused_matmul);
-    r.add("AddLayerNormalization", kFloatTypes, run_add_layer_norm);
     r.add("Attention", kFloatTypes, run_attention, attention_scores_bytes);
 }
 

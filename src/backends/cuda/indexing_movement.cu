@@ -9,6 +9,7 @@
 
 #include <infer/attributes.hpp>
 
+#include <algorithm>
 #include <numeric>
 
 namespace infer::cuda {
@@ -148,6 +149,34 @@ __global__ void gather_kernel(const T* data, const I* indices, T* out, int64_t n
     }
 }
 
+// Gather along the outermost axis (embedding lookups): rows of `row_units` copy units (16 bytes
+// where the rows and pointers allow), one row per blockIdx.y. The element-wise kernel above,
+// with three 64-bit divisions per element, took 0.45 ms for DistilBERT's word embeddings at
+// batch 512 on an H100 (65 536 rows of 1.5 KB).
+template <class U, class I>
+__global__ void gather_rows_kernel(const U* data, const I* indices, U* out, int64_t count, int64_t axis_size,
+                                   int64_t row_units) {
+    for (int64_t j = blockIdx.y; j < count; j += gridDim.y) {
+        int64_t index = static_cast<int64_t>(indices[j]);
+        if (index < 0) index += axis_size;
+        const bool inside = index >= 0 && index < axis_size;
+        for (int64_t u = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; u < row_units;
+             u += static_cast<int64_t>(gridDim.x) * blockDim.x)
+            out[j * row_units + u] = inside ? data[index * row_units + u] : U{};
+    }
+}
+
+template <class U, class I>
+void launch_gather_rows(const Launch& l, const I* indices, int64_t count, int64_t axis_size, int64_t row_bytes) {
+    const int64_t units = row_bytes / static_cast<int64_t>(sizeof(U));
+    const int threads = static_cast<int>(std::clamp<int64_t>((units + 31) / 32 * 32, 32, 256));
+    const dim3 grid(static_cast<unsigned>(std::min<int64_t>((units + threads - 1) / threads, 1024)),
+                    static_cast<unsigned>(std::min<int64_t>(count, 65535)));
+    gather_rows_kernel<<<grid, threads, 0, l.handle()>>>(static_cast<const U*>(l.in(0)), indices,
+                                                         static_cast<U*>(l.out(0)), count, axis_size, units);
+    l.check_launch("gather_rows_kernel");
+}
+
 void run_gather(const Launch& l) {
     const Tensor& data = l.ctx.input(0);
     const Tensor& indices = l.ctx.input(1);
@@ -157,8 +186,20 @@ void run_gather(const Launch& l) {
     for (size_t d = axis + 1; d < data.rank(); ++d) inner *= data.shape()[d];
     const int64_t count = indices.numel();
     const int64_t n = outer * count * inner;
+    if (n == 0) return;
     const auto launch = [&](auto index_tag) {
         using I = typename decltype(index_tag)::type;
+        const auto* index_data = static_cast<const I*>(l.in(1));
+        const int64_t row_bytes = inner * static_cast<int64_t>(dtype_size(data.dtype()));
+        if (outer == 1) {
+            if (row_bytes % 16 == 0 && is_aligned(l.in(0), 16) && is_aligned(l.out(0), 16))
+                launch_gather_rows<uint4>(l, index_data, count, data.shape()[axis], row_bytes);
+            else
+                dispatch_by_size(dtype_size(data.dtype()), l, [&](auto tag) {
+                    launch_gather_rows<typename decltype(tag)::type>(l, index_data, count, data.shape()[axis], row_bytes);
+                });
+            return;
+        }
         dispatch_by_size(dtype_size(data.dtype()), l, [&](auto tag) {
             using T = typename decltype(tag)::type;
             gather_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(

@@ -80,5 +80,6 @@ void register_conv_kernels(KernelRegistrar& registrar);           // neural_conv
 void register_pool_kernels(KernelRegistrar& registrar);           // neural_pool.cu
 void register_fused_kernels(KernelRegistrar& registrar);          // fused.cu
 void register_quantized_matmul_kernel(KernelRegistrar& registrar);  // fused_quantized_matmul.cu
+void register_add_layer_norm_kernel(KernelRegistrar& registrar);    // fused_add_layer_norm.cu
 
 }  // namespace infer::cuda

@@ -201,12 +201,17 @@ std::vector<Shape> shape_channels_last_max_pool(const InferenceContext& ctx) {
 // AddLayerNormalization(X, Skip, Scale, Bias?) → Y = LayerNorm(X + Skip) over the last axis,
 // and optionally Sum = X + Skip (the residual stream, when it is read further on). After the
 // f16/bf16 lowering (passes/fold_norm_casts.cpp) an f32 node may take Skip in the low type and
-// write Y in it (attribute y_dtype): the casts around the residual stream, folded in.
+// write Y in it (attribute y_dtype): the casts around the residual stream, folded in. Where Y
+// itself is the residual stream (post-norm encoders such as BERT), Y stays f32 and the second
+// output is Y again in the low type for the products that read it (attribute low_y_dtype),
+// in place of the sum.
 bool is_low_float(DType t) { return t == DType::f16 || t == DType::bf16; }
 
-DType add_layer_norm_y_dtype(const InferenceContext& ctx) {
-    const std::string name = ctx.attrs().get_string("y_dtype", "");
-    if (name.empty()) return ctx.dtype(0);
+// The dtype an attribute names, which only an f32 X may narrow to f16 or bf16; `fallback` when
+// the attribute is absent.
+DType add_layer_norm_narrowed(const InferenceContext& ctx, const char* attribute, DType fallback) {
+    const std::string name = ctx.attrs().get_string(attribute, "");
+    if (name.empty()) return fallback;
     DType y = DType::f32;
     try {
         y = parse_dtype(name);
@@ -214,12 +219,16 @@ DType add_layer_norm_y_dtype(const InferenceContext& ctx) {
         ctx.fail(e.what());
     }
     if (y != ctx.dtype(0) && !(ctx.dtype(0) == DType::f32 && is_low_float(y)))
-        ctx.fail("y_dtype " + name + " beside X of " + std::string(dtype_name(ctx.dtype(0))) + " (only f32 X may write f16 or bf16)");
+        ctx.fail(std::string(attribute) + " " + name + " beside X of " + std::string(dtype_name(ctx.dtype(0))) +
+                 " (only f32 X may write f16 or bf16)");
     return y;
 }
 
+DType add_layer_norm_y_dtype(const InferenceContext& ctx) { return add_layer_norm_narrowed(ctx, "y_dtype", ctx.dtype(0)); }
+
 DType dtype_add_layer_norm(const InferenceContext& ctx, size_t output) {
-    return output == 0 ? add_layer_norm_y_dtype(ctx) : ctx.dtype(0);
+    if (output == 0) return add_layer_norm_y_dtype(ctx);
+    return add_layer_norm_narrowed(ctx, "low_y_dtype", ctx.dtype(0));
 }
 
 std::vector<Shape> shape_add_layer_norm(const InferenceContext& ctx) {
@@ -232,6 +241,11 @@ std::vector<Shape> shape_add_layer_norm(const InferenceContext& ctx) {
             ctx.fail("input " + std::to_string(i) + " is " + std::string(dtype_name(ctx.dtype(i))) + " but X is " +
                      std::string(dtype_name(x)));
     add_layer_norm_y_dtype(ctx);
+    if (ctx.attrs().has("low_y_dtype")) {
+        if (ctx.dtype(0) != DType::f32 || !is_low_float(add_layer_norm_narrowed(ctx, "low_y_dtype", DType::f32)))
+            ctx.fail("low_y_dtype must name f16 or bf16, beside an f32 X");
+        if (ctx.attrs().has("y_dtype")) ctx.fail("low_y_dtype beside y_dtype (Y is narrowed once)");
+    }
     Shape sum;
     try {
         sum = Shape::broadcast(ctx.shape(0), ctx.shape(1));

@@ -63,7 +63,9 @@ void add_layer_norm_kernel(KernelContext& ctx) {
     if (x.dtype() != DType::f32) unsupported(ctx, "X of dtype " + std::string(dtype_name(x.dtype())));
     const Shape& shape = y.shape();
     const int64_t length = shape[shape.rank() - 1], rows = y.numel() / length;
-    const bool keep_sum = ctx.num_outputs() > 1 && ctx.output(1).defined();
+    // The second output: the sum, or with low_y_dtype Y narrowed (fold_norm_casts.cpp).
+    const bool narrow = ctx.attrs().has("low_y_dtype") && ctx.num_outputs() > 1 && ctx.output(1).defined();
+    const bool keep_sum = !narrow && ctx.num_outputs() > 1 && ctx.output(1).defined();
     const bool low_skip = skip_in.dtype() != DType::f32, low_y = y.dtype() != DType::f32;
     // Scratch for the sum (when it is not an output), Skip broadcast to X's shape, Skip widened
     // and Y before narrowing.
@@ -91,6 +93,7 @@ void add_layer_norm_kernel(KernelContext& ctx) {
     layer_norm_rows(sum, y_f32, rows, length, ctx.input(2).data<float>(), bias, ctx.attrs().get_float("epsilon", 1e-5f),
                     nullptr, nullptr);
     if (low_y) narrow_from_float(y_f32, y);
+    if (narrow) narrow_from_float(y_f32, ctx.output(1));
 }
 
 // Per batch and head: softmax(Q·Kᵀ·scale + bias)·V, reading the heads in place in the
