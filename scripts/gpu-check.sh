@@ -36,7 +36,8 @@
 #                                      with $INFER_LOAD_ARGS added (e.g. "--precision f16 --workers 2"),
 #                                      through HTTP and/or in process ($INFER_LOAD_WAYS, default http),
 #                                      $INFER_LOAD_CONNECTIONS client connections (default 256 cuda, 128 cpu)
-#   scripts/gpu-check.sh cnn           build, the Conv/FusedConv/pool op tests on cuda (and under memcheck),
+#   scripts/gpu-check.sh cnn           build, the Conv/FusedConv/pool op tests (planes and channel-last) on cuda
+#                                      (and under memcheck), cuda_graph_tests,
 #                                      the CNNs among the prepared architectures ($INFER_CNN_MODELS,
 #                                      default all nine; made with the machine's torchvision) against the framework on cuda in
 #                                      f32/f16/bf16, then ResNet-50 on cuda in f16 at
@@ -96,7 +97,7 @@ targets=(cuda_transfer_tests cuda_device_tests cuda_graph_tests cuda_encoder_tes
 [[ $mode == bench || $mode == compare ]] && targets=(infer-bench)
 [[ $mode == cpu ]] && targets=(infer-bench unit_tests op_tests)
 [[ $mode == serve ]] && targets=(infer-serve infer-load)
-[[ $mode == cnn ]] && targets=(op_tests e2e_tests infer-bench)
+[[ $mode == cnn ]] && targets=(op_tests e2e_tests infer-bench cuda_graph_tests)
 start=$SECONDS
 if ! { cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
          -DCMAKE_CUDA_ARCHITECTURES=90 -DProtobuf_ROOT="$prefix/usr" -DBLA_VENDOR=OpenBLAS \
@@ -151,12 +152,16 @@ if [[ $mode == serve ]]; then
 fi
 if [[ $mode == cnn ]]; then
   echo "gpu-check: built in $((SECONDS - start)) s"
-  timeout 120 build-gpu/bin/op_tests --backends=cuda "op Conv,op FusedConv,op MaxPool,op AveragePool" >"$logs/op-tests-conv.log" 2>&1 || status=1
+  conv_ops="op Conv,op FusedConv,op MaxPool,op AveragePool,op ChannelsLastConv,op ChannelsLastMaxPool"
+  timeout 120 build-gpu/bin/op_tests --backends=cuda "$conv_ops" >"$logs/op-tests-conv.log" 2>&1 || status=1
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   timeout 200 "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 99 build-gpu/bin/op_tests \
-    --backends=cuda "op Conv,op FusedConv,op MaxPool,op AveragePool" >"$logs/memcheck-conv.log" 2>&1 || status=1
+    --backends=cuda "$conv_ops" >"$logs/memcheck-conv.log" 2>&1 || status=1
   grep -E "FAILED|failed|test cases|All tests passed" "$logs/op-tests-conv.log"
   grep -E "ERROR SUMMARY|test cases|All tests passed" "$logs/memcheck-conv.log"
+  # The graph tests' channel-last CNN stretch (f16, bf16) among them.
+  timeout 120 build-gpu/bin/cuda_graph_tests >"$logs/cuda-graph-tests.log" 2>&1 || status=1
+  grep -E "FAILED|test cases|All tests passed" "$logs/cuda-graph-tests.log"
   INFER_PYTHON=python3 timeout 240 scripts/models/prepare.sh ${INFER_CNN_MODELS:-resnet50-random resnet18-random \
     mobilenet-v2-random mobilenet-v3-small-random efficientnet-b0-random densenet121-random convnext-tiny-random \
     fcn-resnet50-random fpn-resnet50-random} >"$logs/prepare.log" 2>&1 || status=1

@@ -165,3 +165,47 @@ TEST_CASE("BatchNormalization and casts through integers", "[cuda][graph]") {
                           b.output("nonzero", b.cast(b.cast(in[0], DType::boolean), DType::f32));
                       }) < 1e-5);
 }
+
+// A ResNet-like stretch in f16 and bf16: the convolutions and the max pool run channel-last on
+// the GPU (passes/channels_last.cpp: one product per layer over every output pixel, the bias,
+// residual and ReLU in cuBLASLt's epilogue, a depthwise layer direct), a Transpose at each edge,
+// and the results agree with the CPU's f32 within the low type's error.
+TEST_CASE("f16 and bf16 convolutions run channel-last on cuda and match the CPU", "[cuda][graph]") {
+    GraphBuilder b("cnn_stretch");
+    const Value x = b.input("x", DType::f32, {2, 16, 12, 12});
+    const auto conv = [&](Value in, const Shape& w, uint32_t seed, const Attributes& attrs) {
+        return b.op1("Conv", {in, constant(b, w, seed), constant(b, {w[0]}, seed + 1)}, attrs);
+    };
+    const Attributes pad1{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+    const Value c1 = b.relu(conv(x, {16, 16, 3, 3}, 301, pad1));
+    const Value c2 = conv(c1, {16, 16, 1, 1}, 303, {});
+    const Value block = b.relu(b.add(c2, x));
+    const Value pooled = b.op1("MaxPool", {block}, {{"kernel_shape", std::vector<int64_t>{3, 3}},
+                                                    {"strides", std::vector<int64_t>{2, 2}},
+                                                    {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    Attributes depthwise = pad1;
+    depthwise.set("group", int64_t{16});
+    const Value d = b.relu(conv(pooled, {16, 1, 3, 3}, 305, depthwise));
+    const Value s = conv(d, {24, 16, 3, 3}, 307, {{"strides", std::vector<int64_t>{2, 2}}});
+    b.output("y", b.op1("GlobalAveragePool", {s}));
+    const Graph graph = b.build();
+    const Batch batch{{"x", Tensor::from_vector(random_values(2 * 16 * 12 * 12, 309), {2, 16, 12, 12})}};
+    const std::vector<float> expected = Session(graph, {Device::CPU}).run(batch)["y"].to_vector<float>();
+    for (const Precision precision : {Precision::f16, Precision::bf16}) {
+        INFO(precision_name(precision));
+        SessionOptions options;
+        options.device = Device::CUDA;
+        options.strict = true;
+        options.precision = precision;
+        Session session(graph, options);
+        const std::vector<float> got = session.run(batch)["y"].to_vector<float>();
+        size_t channels_last = 0, pools = 0;
+        for (const auto& node : session.placement().nodes) {
+            channels_last += node.op == "ChannelsLastConv";
+            pools += node.op == "ChannelsLastMaxPool";
+        }
+        CHECK(channels_last == 4);
+        CHECK(pools == 1);
+        CHECK(relative_error(got, expected) < (precision == Precision::f16 ? 5e-3 : 3e-2));
+    }
+}

@@ -97,6 +97,11 @@ void add_channels_last(std::vector<Case>& c) {
                   }};
         pool.dtypes = {s.type};
         c.push_back(pool);
+        if (f32) {  // f16 and bf16 on CUDA, as for ChannelsLastConv below
+            pool.dtypes = {DType::f16, DType::bf16};
+            pool.cpu_optional = true;
+            c.push_back(pool);
+        }
     }
     // ChannelsLastConv (f32): FusedConv over X, Z, Y [N, H, W, C]. Constant weights take the
     // patches-as-rows product: a 3x3 layer with a 19-column tail, a 1x1 layer reading X's pixels
@@ -163,6 +168,10 @@ void add_channels_last(std::vector<Case>& c) {
                   }};
         conv.dtypes = {DType::f32};
         conv.accumulates = true;
+        c.push_back(conv);
+        // f16 and bf16: CUDA's kernels (the CPU's channel-last forms are f32 only).
+        conv.dtypes = {DType::f16, DType::bf16};
+        conv.cpu_optional = true;
         c.push_back(conv);
     }
 }

@@ -52,6 +52,7 @@ public:
         register_fused_kernels(*this);
         register_quantized_matmul_kernel(*this);
         register_add_layer_norm_kernel(*this);
+        register_channels_last_kernels(*this);
     }
 
     ~CudaBackend() override {
@@ -174,12 +175,21 @@ public:
 
     // Training-mode BatchNormalization (batch statistics, running-statistics outputs) has no
     // CUDA kernel; the planner runs it on the CPU. FusedConv's epilogue clamps only: a HardSwish
-    // activation stays a node of its own (fuse_conv_epilogue asks).
+    // activation stays a node of its own (fuse_conv_epilogue asks). ChannelsLastConv likewise, and
+    // only with one group or one channel per group (depthwise): other grouped convolutions stay
+    // in planes (passes/channels_last.cpp asks).
     bool supports(const NodeSignature& node) const override {
         if (node.op == "BatchNormalization" && node.attributes && node.attributes->get_int("training_mode", 0) != 0)
             return false;
-        if (node.op == "FusedConv" && node.attributes && node.attributes->get_string("activation", "") == "HardSwish")
-            return false;
+        const bool conv = node.op == "FusedConv" || node.op == "ChannelsLastConv";
+        if (conv && node.attributes && node.attributes->get_string("activation", "") == "HardSwish") return false;
+        if (node.op == "ChannelsLastConv" && node.attributes && node.attributes->get_int("group", 1) != 1) {
+            const int64_t group = node.attributes->get_int("group", 1);
+            const bool depthwise = node.input_shapes.size() > 1 && node.input_shapes[0].rank() == 4 &&
+                                   node.input_shapes[1].rank() == 4 && node.input_shapes[0][3] == group &&
+                                   node.input_shapes[1][0] == group && node.input_shapes[1][1] == 1;
+            if (!depthwise) return false;
+        }
         return Backend::supports(node);
     }
 

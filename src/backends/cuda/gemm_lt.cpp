@@ -1,4 +1,4 @@
-// Gemm + bias through cuBLASLt's bias epilogue. Like the cuBLAS path, the row-major Y = A·B is
+// Gemm + bias (+ an addend as C) through cuBLASLt's bias epilogue. Like the cuBLAS path, the row-major Y = A·B is
 // the column-major Yᵀ = Bᵀ·Aᵀ; cuBLASLt's bias runs along the rows of its column-major output,
 // which are the columns of our row-major Y, so a bias of length n is added to every row of Y.
 //
@@ -42,15 +42,18 @@ struct Problem {
     uint32_t align_a, align_b, align_y, align_bias;
     size_t workspace_bytes;
     GemmEpilogue epilogue;
+    uint32_t align_addend;  // 0: no addend (beta 0)
 
     auto tied() const {
         return std::tie(device, type, compute, m, n, k, lda, ldb, trans_a, trans_b, align_a,
-                        align_b, align_y, align_bias, workspace_bytes, epilogue);
+                        align_b, align_y, align_bias, workspace_bytes, epilogue, align_addend);
     }
     bool operator<(const Problem& other) const { return tied() < other.tied(); }
 };
 
-// Empty when cuBLASLt has nothing for the problem, so that it is not asked again.
+// Empty when cuBLASLt has nothing for the problem, so that it is not asked again. Problems
+// differ by row count, which follows the batch: past kMaxProblems the cache starts over rather
+// than grow with the variety of inputs (a heuristic call costs microseconds).
 class AlgorithmCache {
 public:
     bool find(const Problem& p, std::optional<cublasLtMatmulAlgo_t>& algo) const {
@@ -62,10 +65,12 @@ public:
     }
     void store(const Problem& p, const std::optional<cublasLtMatmulAlgo_t>& algo) {
         std::lock_guard lock(mutex_);
+        if (algorithms_.size() >= kMaxProblems) algorithms_.clear();
         algorithms_[p] = algo;
     }
 
 private:
+    static constexpr size_t kMaxProblems = 4096;
     mutable std::mutex mutex_;
     std::map<Problem, std::optional<cublasLtMatmulAlgo_t>> algorithms_;
 };
@@ -106,9 +111,10 @@ std::string sizes(int64_t m, int64_t n, int64_t k) {
 
 bool gemm_bias_epilogue(const Launch& l, DType type, int64_t m, int64_t n, int64_t k, float alpha,
                         const GemmOperand& a, const GemmOperand& b, const void* bias, void* y,
-                        GemmEpilogue epilogue) {
+                        GemmEpilogue epilogue, const void* addend) {
     const uint32_t align_bias = alignment_of(bias);
     if (align_bias < kBiasAlignment) return false;
+    const uint32_t align_addend = addend ? alignment_of(addend) : 0;
     const cudaDataType_t t = blas_data_type(l, type);
     const cublasComputeType_t compute = blas_compute_type(l, type);
     const CudaStream::Workspace workspace = l.stream.blas_workspace();
@@ -136,7 +142,7 @@ bool gemm_bias_epilogue(const Launch& l, DType type, int64_t m, int64_t n, int64
 
     const Problem problem{l.stream.device(), t, compute, m, n, k, a.ld, b.ld,
                           a.transposed, b.transposed, alignment_of(a.data), alignment_of(b.data),
-                          alignment_of(y), align_bias, workspace.bytes, epilogue};
+                          alignment_of(y), align_bias, workspace.bytes, epilogue, align_addend};
     std::optional<cublasLtMatmulAlgo_t> algo;
     if (!algorithm_cache().find(problem, algo)) {
         cublasLtMatmulPreferenceOpaque_t pref_storage;
@@ -144,10 +150,10 @@ bool gemm_bias_epilogue(const Launch& l, DType type, int64_t m, int64_t n, int64
         INFER_CUBLAS_CHECK(cublasLtMatmulPreferenceInit(pref), l.where());
         set(l, pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
             static_cast<uint64_t>(workspace.bytes));
-        // Our A is cuBLASLt's B and the reverse; C is Y (beta is 0, C is not read).
+        // Our A is cuBLASLt's B and the reverse; C is the addend, else Y (beta 0, not read).
         set(l, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, problem.align_b);
         set(l, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, problem.align_a);
-        set(l, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, problem.align_y);
+        set(l, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, addend ? align_addend : problem.align_y);
         set(l, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, problem.align_y);
         cublasLtMatmulHeuristicResult_t result{};
         int found = 0;
@@ -162,9 +168,9 @@ bool gemm_bias_epilogue(const Launch& l, DType type, int64_t m, int64_t n, int64
     }
     if (!algo) return false;
 
-    const float beta = 0.0f;
+    const float beta = addend ? 1.0f : 0.0f;
     const cublasStatus_t status =
-        cublasLtMatmul(handle, desc, &alpha, b.data, &b_layout, a.data, &a_layout, &beta, y,
+        cublasLtMatmul(handle, desc, &alpha, b.data, &b_layout, a.data, &a_layout, &beta, addend ? addend : y,
                        &y_layout, y, &y_layout, &*algo, workspace.data, workspace.bytes,
                        l.handle());
     if (status == CUBLAS_STATUS_NOT_SUPPORTED) {  // nothing was enqueued

@@ -81,5 +81,6 @@ void register_pool_kernels(KernelRegistrar& registrar);           // neural_pool
 void register_fused_kernels(KernelRegistrar& registrar);          // fused.cu
 void register_quantized_matmul_kernel(KernelRegistrar& registrar);  // fused_quantized_matmul.cu
 void register_add_layer_norm_kernel(KernelRegistrar& registrar);    // fused_add_layer_norm.cu
+void register_channels_last_kernels(KernelRegistrar& registrar);    // fused_channels_last.cu
 
 }  // namespace infer::cuda

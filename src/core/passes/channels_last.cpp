@@ -9,17 +9,18 @@
 // Taken, in graph order:
 //  - QLinearConv with a constant weight, one group and a 4-D input → ChannelsLastQLinearConv
 //    (always: the kernel would otherwise pay for both transposes itself);
-//  - Conv and FusedConv of a 4-D f32 input with a constant weight, one group or one channel
+//  - Conv and FusedConv of a 4-D float input with a constant weight, one group or one channel
 //    per group (depthwise) → ChannelsLastConv (its residual Z channel-last too);
-//  - MaxPool of a 4-D 8-bit or f32 input made channel-last, without Indices → ChannelsLastMaxPool;
+//  - MaxPool of a 4-D 8-bit or float input made channel-last, without Indices → ChannelsLastMaxPool;
 //  - QuantizedAdd of two 4-D operands, one of them made channel-last (elementwise: only the
 //    layout of its operands and result changes; a 4-D operand that broadcasts is transposed
 //    the same way, so it still broadcasts along the right axes).
-// Each form only where the target has a kernel for it (keyed by X's dtype, so a convolution the
-// precision lowered to bf16 stays as it is); values read outside the stretch or returned by the
-// graph get their planes back from a Transpose. An f32 convolution gains less than the
+// Each form only where the target has a kernel for it (keyed by X's dtype: the CPU's float
+// forms are f32 only, so a convolution the precision lowered to bf16 stays as it is there;
+// CUDA's take f16 and bf16 too); values read outside the stretch or returned by the graph get
+// their planes back from a Transpose. A float convolution gains less than the
 // transposes around it cost when its neighbours stay in planes (EfficientNet's squeeze-excite
-// blocks and SiLU between every pair): the f32 forms are taken only when they add few
+// blocks and SiLU between every pair): the float forms are taken only when they add few
 // Transposes for their number (at most one per two convolutions, and one more), else none.
 #include "core/ops/op_schema.hpp"
 #include "core/passes/pattern.hpp"
@@ -58,7 +59,10 @@ Choice choose(const Pattern& p, const PassContext& context, bool with_float) {
     const GraphIR& g = p.graph();
     const auto four_d = [&](int value) { return value >= 0 && p.type(value).shape && p.type(value).shape->rank() == 4; };
     const auto integer8 = [&](int value) { return p.type(value).dtype == DType::u8 || p.type(value).dtype == DType::i8; };
-    const auto f32 = [&](int value) { return p.type(value).dtype == DType::f32; };
+    const auto floating = [&](int value) {
+        const DType t = p.type(value).dtype;
+        return t == DType::f32 || t == DType::f16 || t == DType::bf16;
+    };
 
     // Which nodes turn channel-last (graph order: a node's choice looks at its producers').
     Choice c;
@@ -74,14 +78,14 @@ Choice choose(const Pattern& p, const PassContext& context, bool with_float) {
         } else if (p.is(n, conv) || p.is(n, fused_conv)) {
             const Tensor* w = p.constant(node.inputs[1]);
             const int64_t group = node.attributes.get_int("group", 1);
-            if (!with_float || !four_d(node.inputs[0]) || !f32(node.inputs[0]) || !w || w->rank() != 4 ||
+            if (!with_float || !four_d(node.inputs[0]) || !floating(node.inputs[0]) || !w || w->rank() != 4 ||
                 node.outputs.size() != 1)
                 continue;
             if (group != 1 && !(w->shape()[1] == 1 && w->shape()[0] == group)) continue;  // one group, or depthwise
             form.op = "ChannelsLastConv";
         } else if (p.is(n, max_pool)) {
             const int x = node.inputs[0];
-            if (node.outputs.size() != 1 || !four_d(x) || !(integer8(x) || f32(x)) || !c.made_channels_last[x]) continue;
+            if (node.outputs.size() != 1 || !four_d(x) || !(integer8(x) || floating(x)) || !c.made_channels_last[x]) continue;
             form.op = "ChannelsLastMaxPool";  // storage_order, which only Indices read, stays unread
         } else if (p.is(n, quantized_add)) {
             const int a = node.inputs[0], b = node.inputs[3];
@@ -101,6 +105,8 @@ Choice choose(const Pattern& p, const PassContext& context, bool with_float) {
     return c;
 }
 
+bool is_integer8(DType t) { return t == DType::u8 || t == DType::i8; }
+
 // Whether a value written by a converted node is read in planes too (or returned).
 bool read_outside(const Pattern& p, const std::vector<bool>& is_converted, int value) {
     bool outside = std::find(p.graph().outputs.begin(), p.graph().outputs.end(), value) != p.graph().outputs.end();
@@ -108,8 +114,8 @@ bool read_outside(const Pattern& p, const std::vector<bool>& is_converted, int v
     return outside;
 }
 
-// The Transposes a choice's f32 nodes add (values entering them in planes, values they write
-// that are read in planes), against how many f32 convolutions it turns: a Transpose is one pass
+// The Transposes a choice's float nodes add (values entering them in planes, values they write
+// that are read in planes), against how many float convolutions it turns: a Transpose is one pass
 // over a tensor, a convolution many; ResNet-50 and MobileNetV2 need 2 for 53 and 52, a block
 // of SiLU-separated convolutions 2 per convolution, a lone convolution 2. At most one per two
 // convolutions, and one more.
@@ -121,7 +127,7 @@ bool float_forms_pay(const Pattern& p, const Choice& c) {
     for (size_t i = 0; i < c.converted.size(); ++i) {
         const NodeIR& form = c.forms[i];
         const bool float_form = form.op == "ChannelsLastConv" ||
-                                (form.op == "ChannelsLastMaxPool" && p.type(form.inputs[0]).dtype == DType::f32);
+                                (form.op == "ChannelsLastMaxPool" && !is_integer8(p.type(form.inputs[0]).dtype));
         if (!float_form) continue;
         convolutions += form.op == "ChannelsLastConv";
         for (size_t slot : layout_inputs(form)) {
