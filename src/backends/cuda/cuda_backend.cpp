@@ -185,8 +185,9 @@ public:
         if (conv && node.attributes && node.attributes->get_string("activation", "") == "HardSwish") return false;
         if (node.op == "ChannelsLastConv" && node.attributes && node.attributes->get_int("group", 1) != 1) {
             const int64_t group = node.attributes->get_int("group", 1);
-            const bool depthwise = node.input_shapes.size() > 1 && node.input_shapes[0].rank() == 4 &&
-                                   node.input_shapes[1].rank() == 4 && node.input_shapes[0][3] == group &&
+            // From W alone ([group, 1, KH, KW]: C = group): the channel-last pass asks before
+            // it has turned X, whose shape is then still in planes.
+            const bool depthwise = node.input_shapes.size() > 1 && node.input_shapes[1].rank() == 4 &&
                                    node.input_shapes[1][0] == group && node.input_shapes[1][1] == 1;
             if (!depthwise) return false;
         }

@@ -2,6 +2,8 @@
 // stretch between its edges in [N, H, W, C] (passes/channels_last.cpp). Channel-last, a
 // convolution of all images is one product whose rows are output pixels:
 //   Y[N·OH·OW, M] = patches[N·OH·OW, KH·KW·C] · W'ᵀ,  W' = W reordered to [M, KH, KW, C],
+// both rows padded with zeros to whole 16 bytes (ResNet's 3-colour stem has 147 per row: its
+// product fell to a tensor-core kernel for unaligned operands, 0.33 ms at batch 64 on an H100),
 // so the bias runs along Y's rows, where cuBLASLt's epilogue adds it (with ReLU, and the residual
 // Z as the product's C), a 1x1 stride-1 layer reads X as its patches, and the patches of the
 // others are copied a pixel's channels at a time (16 bytes per thread). In planes (neural_conv.cu)
@@ -61,7 +63,8 @@ __device__ __forceinline__ const Pack<T, V>* input_pack(const T* x, const Window
 }
 
 // patches[p][tap][c] = x at output pixel p's tap, channels c (zeros in the padding); a thread
-// per (pixel, tap, channel group), so consecutive threads write consecutive 16 bytes.
+// per (pixel, tap, channel group), so consecutive threads write consecutive 16 bytes. Rows are
+// whole groups here (C a multiple of V), so they need no padding.
 template <class T, int V>
 __global__ void patches_kernel(const T* x, T* patches, uint32_t n, Window2d w, int channels, PixelGroups pg) {
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
@@ -73,6 +76,25 @@ __global__ void patches_kernel(const T* x, T* patches, uint32_t n, Window2d w, i
         const int iw = static_cast<int>(out.ow) * w.stride_w - w.pad_left + static_cast<int>(kw) * w.dilation_w;
         const Pack<T, V>* source = input_pack<T, V>(x, w, channels, out.image, ih, iw, g);
         reinterpret_cast<Pack<T, V>*>(patches)[i] = source ? *source : Pack<T, V>{};
+    }
+}
+
+// The same for channels that do not fill whole groups (the stem's 3 colours): a thread per
+// (pixel, tap) copies the tap's C values; the pixel's last tap also zeroes the row's padding
+// up to `row` values (6 divisions per value made the stem's patches 0.6 ms at batch 64).
+template <class T>
+__global__ void patch_rows_kernel(const T* x, T* patches, uint32_t n, Window2d w, int channels, int row) {
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const uint32_t pixel = w.by_taps.quotient(i), tap = i - pixel * static_cast<uint32_t>(w.taps);
+        const OutputPixel out(pixel, w);
+        const uint32_t kh = w.by_kernel_w.quotient(tap), kw = tap - kh * static_cast<uint32_t>(w.kernel_w);
+        const int ih = static_cast<int>(out.oh) * w.stride_h - w.pad_top + static_cast<int>(kh) * w.dilation_h;
+        const int iw = static_cast<int>(out.ow) * w.stride_w - w.pad_left + static_cast<int>(kw) * w.dilation_w;
+        const T* source = reinterpret_cast<const T*>(input_pack<T, 1>(x, w, channels, out.image, ih, iw, 0));
+        T* target = patches + static_cast<size_t>(pixel) * row + static_cast<size_t>(tap) * channels;
+        for (int c = 0; c < channels; ++c) target[c] = source ? source[c] : T{};
+        if (tap + 1 == static_cast<uint32_t>(w.taps))
+            for (int c = w.taps * channels; c < row; ++c) patches[static_cast<size_t>(pixel) * row + c] = T{};
     }
 }
 
@@ -139,28 +161,31 @@ __global__ void depthwise_kernel(const T* x, const T* weights, T* y, uint32_t n,
     }
 }
 
-// W [M, C, KH, KW] → [M, KH, KW, C], so that a row of W' meets a row of patches in order.
+// W [M, C, KH, KW] → W' [M, row] with W'[m][tap · C + c] = W[m][c][tap] and zeros past KH·KW·C,
+// so that a row of W' meets a row of patches in order. A thread per value of W'.
 template <class T>
-__global__ void reorder_weights_kernel(const T* w, T* reordered, uint32_t n, uint32_t channels, uint32_t taps) {
+__global__ void reorder_weights_kernel(const T* w, T* reordered, uint32_t n, uint32_t channels, uint32_t taps,
+                                       uint32_t row) {
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        const uint32_t tap = i % taps, c = (i / taps) % channels, m = i / (taps * channels);
-        reordered[(static_cast<size_t>(m) * taps + tap) * channels + c] = w[i];
+        const uint32_t m = i / row, j = i % row, tap = j / channels, c = j % channels;
+        reordered[i] = j < taps * channels ? w[(static_cast<size_t>(m) * channels + c) * taps + tap] : T{};
     }
 }
 
 // The same on the host, by bytes, for a constant weight prepacked once per session.
-Tensor reorder_weights_on_host(const Tensor& w) {
+Tensor reorder_weights_on_host(const Tensor& w, int64_t row) {
     const Tensor host = w.contiguous();
     const auto& d = host.shape().dims();
     const int64_t m = d[0], channels = d[1], taps = d[2] * d[3];
     const size_t element = dtype_size(host.dtype());
-    Tensor reordered = Tensor::empty(host.dtype(), Shape({m, d[2], d[3], channels}));
+    Tensor reordered = Tensor::empty(host.dtype(), Shape({m, row}));
     const auto* from = static_cast<const char*>(host.raw_data());
     auto* to = static_cast<char*>(reordered.raw_data());
+    std::memset(to, 0, static_cast<size_t>(m * row) * element);
     for (int64_t o = 0; o < m; ++o)
         for (int64_t c = 0; c < channels; ++c)
             for (int64_t tap = 0; tap < taps; ++tap)
-                std::memcpy(to + ((o * taps + tap) * channels + c) * element, from + ((o * channels + c) * taps + tap) * element,
+                std::memcpy(to + (o * row + tap * channels + c) * element, from + ((o * channels + c) * taps + tap) * element,
                             element);
     return reordered;
 }
@@ -170,6 +195,8 @@ struct ConvShape {
     int64_t batch, channels, out_channels;
     Window w;
     bool depthwise, pointwise;
+    int64_t row;            // values per row of patches and W': KH·KW·C padded to 16 bytes
+    bool reordered;         // whether the product reads W' (a window, or padded rows)
     int64_t chunk_images;   // images whose patches are made at once
     size_t patch_bytes;     // workspace for them
     size_t reorder_bytes;   // workspace for W' of a weight known only at run time
@@ -185,11 +212,16 @@ ConvShape conv_shape(const Attributes& attrs, const Shape& x, const Shape& weigh
     s.pointwise = s.w.kernel_size == 1;
     for (int d = 0; d < 2; ++d)
         s.pointwise = s.pointwise && s.w.stride[d] == 1 && s.w.pad_begin[d] == 0 && s.w.pad_end[d] == 0;
-    if (s.depthwise || s.pointwise || s.batch == 0 || s.w.out_size == 0) return s;
-    const int64_t image_bytes = s.w.out_size * s.w.kernel_size * s.channels * static_cast<int64_t>(element);
+    s.row = s.w.kernel_size * s.channels;
+    if (s.depthwise || s.pointwise) return s;  // no patches: X is read in place
+    const auto per_16_bytes = static_cast<int64_t>(16 / element);
+    s.row = (s.row + per_16_bytes - 1) / per_16_bytes * per_16_bytes;
+    s.reordered = s.w.kernel_size > 1 || s.row != s.channels;
+    if (s.reordered) s.reorder_bytes = static_cast<size_t>(s.out_channels * s.row) * element;
+    if (s.batch == 0 || s.w.out_size == 0) return s;
+    const int64_t image_bytes = s.w.out_size * s.row * static_cast<int64_t>(element);
     s.chunk_images = std::clamp<int64_t>(kPatchBytes / std::max<int64_t>(image_bytes, 1), 1, s.batch);
     s.patch_bytes = static_cast<size_t>(s.chunk_images * image_bytes);
-    if (s.w.kernel_size > 1) s.reorder_bytes = static_cast<size_t>(weights.numel()) * element;
     return s;
 }
 
@@ -217,11 +249,15 @@ class ChannelsLastConv {
 public:
     explicit ChannelsLastConv(const CompileContext& c) : activation_(ConvActivation::of(attributes_of(c.node()))) {
         const Tensor* w = c.constant(1);
-        if (w && w->rank() == 4 && w->shape()[2] * w->shape()[3] > 1 && attributes_of(c.node()).get_int("group", 1) == 1) {
-            const Device device = c.device();
-            reordered_ = c.prepacked(1, "cuda/channels-last-filters",
-                                     [device](const Tensor& host) { return reorder_weights_on_host(host).to(device); });
-        }
+        const NodeSignature& node = c.node();
+        if (!w || node.input_shapes.size() < 2 || node.input_shapes[0].rank() != 4 || w->rank() != 4) return;
+        const ConvShape s = conv_shape(attributes_of(node), node.input_shapes[0], w->shape(), dtype_size(w->dtype()));
+        if (!s.reordered) return;
+        const Device device = c.device();
+        const int64_t row = s.row;
+        reordered_ = c.prepacked(1, "cuda/channels-last-filters/" + std::to_string(row), [device, row](const Tensor& host) {
+            return reorder_weights_on_host(host, row).to(device);
+        });
     }
 
     void operator()(const Launch& l) const {
@@ -265,18 +301,19 @@ private:
     template <class T>
     void product(const Launch& l, const ConvShape& s, const Epilogue<T>& e) const {
         const DType type = l.ctx.input(0).dtype();
-        const int64_t k = s.w.kernel_size * s.channels, m = s.out_channels;
+        const int64_t k = s.row, m = s.out_channels;
         const T* filters = static_cast<const T*>(l.in(1));
         char* workspace = nullptr;
         if (!s.pointwise) workspace = static_cast<char*>(l.ctx.workspace(s.patch_bytes + s.reorder_bytes));
-        if (s.w.kernel_size > 1) {
+        if (s.reordered) {
             if (reordered_.defined()) {
                 filters = static_cast<const T*>(reordered_.raw_data());
             } else {
                 T* reordered = reinterpret_cast<T*>(workspace + s.patch_bytes);
-                const uint32_t n = checked_count(l, l.ctx.input(1).numel());
+                const uint32_t n = checked_count(l, m * s.row);
                 reorder_weights_kernel<<<grid_for(n), kBlock, 0, l.handle()>>>(
-                    filters, reordered, n, static_cast<uint32_t>(s.channels), static_cast<uint32_t>(s.w.kernel_size));
+                    filters, reordered, n, static_cast<uint32_t>(s.channels), static_cast<uint32_t>(s.w.kernel_size),
+                    static_cast<uint32_t>(s.row));
                 l.check_launch("reorder_weights_kernel");
                 filters = reordered;
             }
@@ -312,15 +349,18 @@ private:
     template <class T>
     void make_patches(const Launch& l, const ConvShape& s, const T* x, T* patches, int64_t images) const {
         const Window2d w(s.w);
-        const auto go = [&](auto v_tag) {
-            constexpr int V = decltype(v_tag)::value;
+        constexpr int V = kPackWidth<T>;
+        if (packs_fit<T>(s.channels, {x, patches})) {  // then s.row is KH·KW·C already
             const PixelGroups pg(s.channels, V);
             const uint32_t n = checked_count(l, images * s.w.out_size * s.w.kernel_size * pg.groups);
             patches_kernel<T, V><<<grid_for(n), kBlock, 0, l.handle()>>>(x, patches, n, w, static_cast<int>(s.channels), pg);
             l.check_launch("patches_kernel");
-        };
-        if (packs_fit<T>(s.channels, {x, patches})) go(std::integral_constant<int, kPackWidth<T>>{});
-        else go(std::integral_constant<int, 1>{});
+            return;
+        }
+        const uint32_t n = checked_count(l, images * s.w.out_size * s.w.kernel_size);
+        patch_rows_kernel<T><<<grid_for(n), kBlock, 0, l.handle()>>>(x, patches, n, w, static_cast<int>(s.channels),
+                                                                    static_cast<int>(s.row));
+        l.check_launch("patch_rows_kernel");
     }
 
     template <class T>

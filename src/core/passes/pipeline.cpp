@@ -20,9 +20,13 @@ bool PassContext::target_supports(const GraphIR& graph, const NodeIR& node) cons
     signature.name = node.name;
     const auto dtype = [&](int value) { return value >= 0 ? graph.values[value].type.dtype : DType::f32; };
     signature.kernel_dtype = dtype(node.inputs.empty() ? -1 : node.inputs[0]);
+    // Shapes as far as the graph knows them (dims may be dynamic, or the shape empty when
+    // unknown): a backend may decline by them, e.g. CUDA's ChannelsLastConv by its filter's shape.
     for (int input : node.inputs) {
         signature.input_dtypes.push_back(dtype(input));
         signature.inputs_present.push_back(input >= 0);
+        const auto& shape = input >= 0 ? graph.values[input].type.shape : std::nullopt;
+        signature.input_shapes.push_back(shape ? *shape : Shape());
     }
     for (int output : node.outputs) signature.output_dtypes.push_back(dtype(output));
     signature.attributes = &node.attributes;
