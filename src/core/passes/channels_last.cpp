@@ -40,6 +40,8 @@ NodeIR transpose(const std::string& name, int from, int to, const std::vector<in
     return {"Transpose", name, {from}, {to}, attributes};
 }
 
+bool is_integer8(DType t) { return t == DType::u8 || t == DType::i8; }
+
 struct Choice {
     std::vector<int> converted;           // nodes, in graph order
     std::vector<NodeIR> forms;            // their channel-last forms
@@ -58,7 +60,7 @@ Choice choose(const Pattern& p, const PassContext& context, bool with_float) {
                max_pool = op_id("MaxPool"), quantized_add = op_id("QuantizedAdd");
     const GraphIR& g = p.graph();
     const auto four_d = [&](int value) { return value >= 0 && p.type(value).shape && p.type(value).shape->rank() == 4; };
-    const auto integer8 = [&](int value) { return p.type(value).dtype == DType::u8 || p.type(value).dtype == DType::i8; };
+    const auto integer8 = [&](int value) { return is_integer8(p.type(value).dtype); };
     const auto floating = [&](int value) {
         const DType t = p.type(value).dtype;
         return t == DType::f32 || t == DType::f16 || t == DType::bf16;
@@ -104,8 +106,6 @@ Choice choose(const Pattern& p, const PassContext& context, bool with_float) {
     }
     return c;
 }
-
-bool is_integer8(DType t) { return t == DType::u8 || t == DType::i8; }
 
 // Whether a value written by a converted node is read in planes too (or returned).
 bool read_outside(const Pattern& p, const std::vector<bool>& is_converted, int value) {
