@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace infer::cpu {
 
@@ -53,8 +54,27 @@ void fused_matmul_kernel(KernelContext& ctx) {
     fused_matmul_epilogue(ctx, ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr, y, rows, n);
 }
 
+// `count` values of a float tensor from element `offset` on, as f32, on the calling thread.
+void widen_span(const Tensor& t, int64_t offset, int64_t count, float* out) {
+    const auto* bits = static_cast<const uint16_t*>(t.raw_data()) + offset;
+    if (t.dtype() == DType::bf16)
+        bfloat16_to_float_serial(bits, out, static_cast<size_t>(count));
+    else
+        half_to_float_serial(bits, out, static_cast<size_t>(count));
+}
+
+// `count` f32 values rounded into a 16-bit tensor from element `offset` on, on the calling thread.
+void narrow_span(const float* values, Tensor& t, int64_t offset, int64_t count) {
+    auto* bits = static_cast<uint16_t*>(t.raw_data()) + offset;
+    if (t.dtype() == DType::bf16)
+        float_to_bfloat16_serial(values, bits, static_cast<size_t>(count));
+    else
+        float_to_half_serial(values, bits, static_cast<size_t>(count));
+}
+
 // Y = LayerNorm(X + Skip) over the last axis; Sum = X + Skip when asked for. After the f16/bf16
-// lowering Skip may arrive, and Y may be written, in the low type (fold_norm_casts.cpp).
+// lowering Skip may arrive, and Y may be written, in the low type (fold_norm_casts.cpp); with
+// low_y_dtype the second output is Y narrowed instead of the sum.
 void add_layer_norm_kernel(KernelContext& ctx) {
     const Tensor& x = ctx.input(0);
     const Tensor& skip_in = ctx.input(1);
@@ -63,35 +83,50 @@ void add_layer_norm_kernel(KernelContext& ctx) {
     if (x.dtype() != DType::f32) unsupported(ctx, "X of dtype " + std::string(dtype_name(x.dtype())));
     const Shape& shape = y.shape();
     const int64_t length = shape[shape.rank() - 1], rows = y.numel() / length;
-    // The second output: the sum, or with low_y_dtype Y narrowed (fold_norm_casts.cpp).
     const bool narrow = ctx.attrs().has("low_y_dtype") && ctx.num_outputs() > 1 && ctx.output(1).defined();
     const bool keep_sum = !narrow && ctx.num_outputs() > 1 && ctx.output(1).defined();
     const bool low_skip = skip_in.dtype() != DType::f32, low_y = y.dtype() != DType::f32;
-    // Scratch for the sum (when it is not an output), Skip broadcast to X's shape, Skip widened
-    // and Y before narrowing.
+    const float* scale = ctx.input(2).data<float>();
+    const float* bias = ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr;
+    const float epsilon = ctx.attrs().get_float("epsilon", 1e-5f);
+    float* sum_out = keep_sum ? ctx.output(1).data<float>() : nullptr;
+    if (x.shape() == shape && skip_in.shape() == shape) {
+        // Each task widens, sums, normalizes and narrows its rows while they are in cache. A
+        // pass over the whole tensor per step, each handed to the pool, made the low-type form
+        // 2.3× the f32 one (MiniLM bf16 at batch 8 on 2 Zen 4 cores: 5.2 against 2.25 ms).
+        const float* px = x.data<float>();
+        const float* ps = low_skip ? nullptr : skip_in.data<float>();
+        float* py = low_y ? nullptr : y.data<float>();
+        parallel_for(rows, grain_for(length), [&](int64_t begin, int64_t end) {
+            std::vector<float> buffer(static_cast<size_t>(3 * length));  // Skip widened, the sum, Y before narrowing
+            for (int64_t r = begin; r < end; ++r) {
+                const int64_t at = r * length;
+                const float* skip_row = ps ? ps + at : buffer.data();
+                if (!ps) widen_span(skip_in, at, length, buffer.data());
+                float* sum_row = sum_out ? sum_out + at : buffer.data() + length;
+                for (int64_t j = 0; j < length; ++j) sum_row[j] = px[at + j] + skip_row[j];
+                float* y_row = py ? py + at : buffer.data() + 2 * length;
+                layer_norm_row(sum_row, y_row, length, scale, bias, epsilon);
+                if (low_y) narrow_span(y_row, y, at, length);
+                if (narrow) narrow_span(y_row, ctx.output(1), at, length);
+            }
+        });
+        return;
+    }
+    // X or Skip broadcast along leading axes: whole-tensor steps. Scratch for the sum (when it
+    // is not an output), Skip broadcast, Skip widened and Y before narrowing.
     const auto count = static_cast<size_t>(y.numel());
     auto* scratch = static_cast<float*>(ctx.workspace(sizeof(float) * (2 * count + (low_skip ? skip_in.numel() : 0) +
                                                                        (low_y ? count : 0))));
     float* widened = scratch + 2 * count;
     float* y_f32 = low_y ? widened + (low_skip ? skip_in.numel() : 0) : y.data<float>();
     if (low_skip) widen_to_float(skip_in, widened);
-    const float* skip_values = low_skip ? widened : skip_in.data<float>();
-    const Shape& skip_shape = skip_in.shape();
-    float* sum = keep_sum ? ctx.output(1).data<float>() : scratch;
-    if (x.shape() == shape && skip_shape == shape) {
-        const float *px = x.data<float>(), *ps = skip_values;
-        parallel_for(y.numel(), 1 << 14, [&](int64_t begin, int64_t end) {
-            for (int64_t i = begin; i < end; ++i) sum[i] = px[i] + ps[i];
-        });
-    } else {
-        float* broadcast = scratch + count;
-        broadcast_copy(sum, shape, x.data<float>(), x.shape(), sizeof(float));
-        broadcast_copy(broadcast, shape, skip_values, skip_shape, sizeof(float));
-        for (size_t i = 0; i < count; ++i) sum[i] += broadcast[i];
-    }
-    const float* bias = ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr;
-    layer_norm_rows(sum, y_f32, rows, length, ctx.input(2).data<float>(), bias, ctx.attrs().get_float("epsilon", 1e-5f),
-                    nullptr, nullptr);
+    float* sum = keep_sum ? sum_out : scratch;
+    float* broadcast = scratch + count;
+    broadcast_copy(sum, shape, x.data<float>(), x.shape(), sizeof(float));
+    broadcast_copy(broadcast, shape, low_skip ? widened : skip_in.data<float>(), skip_in.shape(), sizeof(float));
+    for (size_t i = 0; i < count; ++i) sum[i] += broadcast[i];
+    layer_norm_rows(sum, y_f32, rows, length, scale, bias, epsilon, nullptr, nullptr);
     if (low_y) narrow_from_float(y_f32, y);
     if (narrow) narrow_from_float(y_f32, ctx.output(1));
 }

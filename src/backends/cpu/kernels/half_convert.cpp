@@ -50,6 +50,8 @@ __attribute__((target("avx,f16c"))) void float_to_half_f16c(const float* src, ui
     for (; i < count; ++i) dst[i] = float_to_half_bits(src[i]);
 }
 
+}  // namespace
+
 void half_to_float_serial(const uint16_t* src, float* dst, size_t count) {
     if (has_f16c()) {
         half_to_float_f16c(src, dst, count);
@@ -73,6 +75,8 @@ void bfloat16_to_float_serial(const uint16_t* src, float* dst, size_t count) {
         std::memcpy(dst + i, &bits, sizeof bits);
     }
 }
+
+namespace {
 
 // The same rounding (to nearest even, NaN kept quiet with its sign and top payload bits) 16
 // values at a time in integer lanes: vcvtneps2bf16 would flush denormals, which the scalar loop

@@ -14,5 +14,8 @@ void float_to_bfloat16(const float* src, uint16_t* dst, size_t count);
 // where the bulk form's hand-off to the pool costs more than 32 conversions (an AMX product's
 // bf16 output took twice the product's time that way).
 void float_to_bfloat16_serial(const float* src, uint16_t* dst, size_t count);
+void half_to_float_serial(const uint16_t* src, float* dst, size_t count);
+void float_to_half_serial(const float* src, uint16_t* dst, size_t count);
+void bfloat16_to_float_serial(const uint16_t* src, float* dst, size_t count);
 
 }  // namespace infer::cpu

@@ -88,25 +88,29 @@ __attribute__((target("avx2,fma"))) void row_moments_avx2(const float* row, int6
 
 namespace {
 
-// LayerNorm's rows, or RMSNormalization's when not `centered` (no mean taken off, no bias).
+// One row of LayerNorm, or of RMSNormalization when not `centered` (no mean taken off, no
+// bias); its mean and inverse standard deviation go to *mean_out and *inv_std_out if given.
+void normalize_row(const float* row, float* out, int64_t length, const float* scale, const float* bias, float epsilon,
+                   bool centered, float* mean_out, float* inv_std_out) {
+    static const bool avx2 = has_avx2_fma();
+    double mean = 0, inv_std = 0;
+    if (avx2)
+        row_moments_avx2(row, length, epsilon, centered, mean, inv_std);
+    else
+        row_moments(row, length, epsilon, centered, mean, inv_std);
+    const float m = static_cast<float>(mean), s = static_cast<float>(inv_std);
+    for (int64_t i = 0; i < length; ++i) out[i] = (row[i] - m) * s * scale[i] + (bias ? bias[i] : 0.0f);
+    if (mean_out) *mean_out = m;
+    if (inv_std_out) *inv_std_out = s;
+}
+
+// The same over rows, spread over the pool.
 void normalize_rows(const float* x, float* y, int64_t rows, int64_t length, const float* scale, const float* bias,
                     float epsilon, bool centered, float* mean_out, float* inv_std_out) {
-    const bool avx2 = has_avx2_fma();
     parallel_for(rows, grain_for(length), [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-            const float* row = x + r * length;
-            double mean = 0, inv_std = 0;
-            if (avx2)
-                row_moments_avx2(row, length, epsilon, centered, mean, inv_std);
-            else
-                row_moments(row, length, epsilon, centered, mean, inv_std);
-            const float m = static_cast<float>(mean), s = static_cast<float>(inv_std);
-            float* out = y + r * length;
-            for (int64_t i = 0; i < length; ++i)
-                out[i] = (row[i] - m) * s * scale[i] + (bias ? bias[i] : 0.0f);
-            if (mean_out) mean_out[r] = m;
-            if (inv_std_out) inv_std_out[r] = s;
-        }
+        for (int64_t r = begin; r < end; ++r)
+            normalize_row(x + r * length, y + r * length, length, scale, bias, epsilon, centered,
+                          mean_out ? mean_out + r : nullptr, inv_std_out ? inv_std_out + r : nullptr);
     });
 }
 
@@ -115,6 +119,10 @@ void normalize_rows(const float* x, float* y, int64_t rows, int64_t length, cons
 void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t length, const float* scale,
                      const float* bias, float epsilon, float* mean_out, float* inv_std_out) {
     normalize_rows(x, y, rows, length, scale, bias, epsilon, true, mean_out, inv_std_out);
+}
+
+void layer_norm_row(const float* x, float* y, int64_t length, const float* scale, const float* bias, float epsilon) {
+    normalize_row(x, y, length, scale, bias, epsilon, true, nullptr, nullptr);
 }
 
 namespace {

@@ -16,5 +16,7 @@ void biased_softmax_rows(float* scores, int64_t rows, int64_t length, const floa
 // inv_std_out when they are not null.
 void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t length, const float* scale,
                      const float* bias, float epsilon, float* mean_out, float* inv_std_out);
+// One such row on the calling thread (for a fused kernel's own parallel task).
+void layer_norm_row(const float* x, float* y, int64_t length, const float* scale, const float* bias, float epsilon);
 
 }  // namespace infer::cpu
