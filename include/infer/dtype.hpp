@@ -19,6 +19,7 @@ std::string_view dtype_name(DType type);
 size_t dtype_size(DType type);            // bytes per element
 DType parse_dtype(std::string_view name);  // throws InvalidArgument for an unknown name
 bool is_floating(DType type);              // f32, f16, bf16, f64
+bool is_16bit_float(DType type);           // f16, bf16
 
 // IEEE 754 binary16, stored as its bit pattern.
 struct half {

@@ -39,6 +39,8 @@ std::string_view dtype_name(DType type) { return entry(type).name; }
 size_t dtype_size(DType type) { return entry(type).size; }
 bool is_floating(DType type) { return entry(type).floating; }
 
+bool is_16bit_float(DType type) { return type == DType::f16 || type == DType::bf16; }
+
 DType parse_dtype(std::string_view name) {
     for (const auto& e : kTable)
         if (e.name == name) return e.type;

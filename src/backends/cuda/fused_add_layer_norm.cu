@@ -111,8 +111,6 @@ int64_t repeating_rows(const Launch& l, const Shape& input, const Shape& out) {
     return std::max<int64_t>(1, numel / out[out.rank() - 1]);
 }
 
-bool is_low(DType t) { return t == DType::f16 || t == DType::bf16; }
-
 void run_add_layer_norm(const Launch& l) {
     const Tensor& y = l.ctx.output(0);
     if (y.numel() == 0) return;
@@ -164,7 +162,7 @@ void run_add_layer_norm(const Launch& l) {
         });
         return;
     }
-    if (y.dtype() != DType::f32 || !is_low(low_type))
+    if (y.dtype() != DType::f32 || !is_16bit_float(low_type))
         l.unsupported("Y " + y.describe() + " narrowed to " + l.ctx.output(1).describe());
     dispatch_float(skip_type, l, [&](auto skip_tag) {
         dispatch_float(low_type, l, [&](auto low_tag) { launch(Tag<float>{}, skip_tag, Tag<float>{}, low_tag); });

@@ -205,8 +205,6 @@ std::vector<Shape> shape_channels_last_max_pool(const InferenceContext& ctx) {
 // itself is the residual stream (post-norm encoders such as BERT), Y stays f32 and the second
 // output is Y again in the low type for the products that read it (attribute low_y_dtype),
 // in place of the sum.
-bool is_low_float(DType t) { return t == DType::f16 || t == DType::bf16; }
-
 // The dtype an attribute names, which only an f32 X may narrow to f16 or bf16; `fallback` when
 // the attribute is absent.
 DType add_layer_norm_narrowed(const InferenceContext& ctx, const char* attribute, DType fallback) {
@@ -218,7 +216,7 @@ DType add_layer_norm_narrowed(const InferenceContext& ctx, const char* attribute
     } catch (const InvalidArgument& e) {
         ctx.fail(e.what());
     }
-    if (y != ctx.dtype(0) && !(ctx.dtype(0) == DType::f32 && is_low_float(y)))
+    if (y != ctx.dtype(0) && !(ctx.dtype(0) == DType::f32 && is_16bit_float(y)))
         ctx.fail(std::string(attribute) + " " + name + " beside X of " + std::string(dtype_name(ctx.dtype(0))) +
                  " (only f32 X may write f16 or bf16)");
     return y;
@@ -233,7 +231,7 @@ DType dtype_add_layer_norm(const InferenceContext& ctx, size_t output) {
 
 std::vector<Shape> shape_add_layer_norm(const InferenceContext& ctx) {
     const DType x = ctx.dtype(0);
-    if (ctx.dtype(1) != x && !(x == DType::f32 && is_low_float(ctx.dtype(1))))
+    if (ctx.dtype(1) != x && !(x == DType::f32 && is_16bit_float(ctx.dtype(1))))
         ctx.fail("Skip is " + std::string(dtype_name(ctx.dtype(1))) + " but X is " + std::string(dtype_name(x)) +
                  " (only an f32 X may take an f16 or bf16 Skip)");
     for (size_t i = 2; i < 4; ++i)
@@ -242,7 +240,7 @@ std::vector<Shape> shape_add_layer_norm(const InferenceContext& ctx) {
                      std::string(dtype_name(x)));
     add_layer_norm_y_dtype(ctx);
     if (ctx.attrs().has("low_y_dtype")) {
-        if (ctx.dtype(0) != DType::f32 || !is_low_float(add_layer_norm_narrowed(ctx, "low_y_dtype", DType::f32)))
+        if (ctx.dtype(0) != DType::f32 || !is_16bit_float(add_layer_norm_narrowed(ctx, "low_y_dtype", DType::f32)))
             ctx.fail("low_y_dtype must name f16 or bf16, beside an f32 X");
         if (ctx.attrs().has("y_dtype")) ctx.fail("low_y_dtype beside y_dtype (Y is narrowed once)");
     }

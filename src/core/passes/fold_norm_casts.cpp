@@ -22,26 +22,24 @@ namespace infer::detail {
 
 namespace {
 
-bool is_low(DType t) { return t == DType::f16 || t == DType::bf16; }
-
 // The Cast node that makes `value` from a low-type value, or -1.
 int widening_cast(const Pattern& p, int value) {
     const int cast = p.producer(value, op_id("Cast"));
-    if (cast < 0 || p.type(value).dtype != DType::f32 || !is_low(p.type(p.node(cast).inputs[0]).dtype)) return -1;
+    if (cast < 0 || p.type(value).dtype != DType::f32 || !is_16bit_float(p.type(p.node(cast).inputs[0]).dtype)) return -1;
     return cast;
 }
 
 // The Cast node that alone reads `value` and narrows it to a low type, or -1.
 int narrowing_cast(const Pattern& p, int value) {
     const int cast = p.sole_reader(value, op_id("Cast"));
-    if (cast < 0 || !is_low(p.type(p.node(cast).outputs[0]).dtype)) return -1;
+    if (cast < 0 || !is_16bit_float(p.type(p.node(cast).outputs[0]).dtype)) return -1;
     return cast;
 }
 
 // A Cast among the readers of `value` that narrows it to a low type, or -1.
 int narrowing_reader(const Pattern& p, int value) {
     for (const int reader : p.readers(value))
-        if (p.is(reader, op_id("Cast")) && is_low(p.type(p.node(reader).outputs[0]).dtype)) return reader;
+        if (p.is(reader, op_id("Cast")) && is_16bit_float(p.type(p.node(reader).outputs[0]).dtype)) return reader;
     return -1;
 }
 

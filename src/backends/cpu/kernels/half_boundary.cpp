@@ -11,8 +11,6 @@ namespace infer::cpu {
 
 namespace {
 
-bool is_16bit_float(DType t) { return t == DType::f16 || t == DType::bf16; }
-
 // Per-thread f32 buffers, kept between calls so a steady run does not allocate. Not taken from
 // ctx.workspace(), which the wrapped kernel itself may claim (and so invalidate).
 class Scratch {
