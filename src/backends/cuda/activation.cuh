@@ -18,7 +18,7 @@ inline Activation activation_named(const Launch& l, const std::string& name) {
 
 __device__ __forceinline__ float activate(float v, Activation activation) {
     switch (activation) {
-        case Activation::relu: return fmaxf(v, 0.0f);
+        case Activation::relu: return v < 0.0f ? 0.0f : v;  // NaN stays NaN, as in the Relu kernel
         case Activation::gelu: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
         case Activation::gelu_tanh: {
             const float inner = 0.79788456080286535588f * (v + 0.044715f * v * v * v);

@@ -62,6 +62,21 @@ __device__ __forceinline__ const Pack<T, V>* input_pack(const T* x, const Window
     return reinterpret_cast<const Pack<T, V>*>(x + pixel * channels) + g;
 }
 
+// Calls visit(pack, kh, kw) for each tap of output pixel `out`'s window that lies inside the
+// input, with the V channels of group g there (the direct kernels skip the padding).
+template <class T, int V, class Visit>
+__device__ __forceinline__ void for_each_tap(const T* x, const Window2d& w, int channels, const OutputPixel& out,
+                                             uint32_t g, Visit visit) {
+    for (int kh = 0; kh < w.kernel_h; ++kh) {
+        const int ih = static_cast<int>(out.oh) * w.stride_h - w.pad_top + kh * w.dilation_h;
+        for (int kw = 0; kw < w.kernel_w; ++kw) {
+            const int iw = static_cast<int>(out.ow) * w.stride_w - w.pad_left + kw * w.dilation_w;
+            const Pack<T, V>* source = input_pack<T, V>(x, w, channels, out.image, ih, iw, g);
+            if (source) visit(*source, kh, kw);
+        }
+    }
+}
+
 // patches[p][tap][c] = x at output pixel p's tap, channels c (zeros in the padding); a thread
 // per (pixel, tap, channel group), so consecutive threads write consecutive 16 bytes. Rows are
 // whole groups here (C a multiple of V), so they need no padding.
@@ -145,18 +160,12 @@ __global__ void depthwise_kernel(const T* x, const T* weights, T* y, uint32_t n,
         const uint32_t pixel = pg.by_groups.quotient(i), g = i - pixel * pg.groups;
         const OutputPixel out(pixel, w);
         float sum[V] = {};
-        for (int kh = 0; kh < w.kernel_h; ++kh) {
-            const int ih = static_cast<int>(out.oh) * w.stride_h - w.pad_top + kh * w.dilation_h;
-            for (int kw = 0; kw < w.kernel_w; ++kw) {
-                const int iw = static_cast<int>(out.ow) * w.stride_w - w.pad_left + kw * w.dilation_w;
-                const Pack<T, V>* source = input_pack<T, V>(x, w, channels, out.image, ih, iw, g);
-                if (!source) continue;
-                const Pack<T, V> v = *source;
-                const T* filter = weights + static_cast<size_t>(g) * V * w.taps + kh * w.kernel_w + kw;
+        const T* group_filters = weights + static_cast<size_t>(g) * V * w.taps;
+        for_each_tap<T, V>(x, w, channels, out, g, [&](const Pack<T, V>& v, int kh, int kw) {
+            const T* filter = group_filters + kh * w.kernel_w + kw;
 #pragma unroll
-                for (int j = 0; j < V; ++j) sum[j] += load_float(v.v[j]) * load_float(filter[j * w.taps]);
-            }
-        }
+            for (int j = 0; j < V; ++j) sum[j] += load_float(v.v[j]) * load_float(filter[j * w.taps]);
+        });
         reinterpret_cast<Pack<T, V>*>(y)[i] = finish<T, V>(sum, e, g, i);
     }
 }
@@ -235,6 +244,13 @@ bool packs_fit(int64_t channels, std::initializer_list<const void*> pointers) {
     return true;
 }
 
+// Runs go(integral_constant<int, V>) with V = kPackWidth<T> where packs_fit, else with V = 1.
+template <class T, class Go>
+void with_pack_width(int64_t channels, std::initializer_list<const void*> pointers, Go go) {
+    if (packs_fit<T>(channels, pointers)) go(std::integral_constant<int, kPackWidth<T>>{});
+    else go(std::integral_constant<int, 1>{});
+}
+
 const Attributes& attributes_of(const NodeSignature& node) {
     static const Attributes none;
     return node.attributes ? *node.attributes : none;
@@ -286,16 +302,14 @@ private:
         auto* y = static_cast<T*>(l.out(0));
         const Window2d w(s.w);
         const int channels = static_cast<int>(s.channels);
-        const auto go = [&](auto v_tag) {
+        with_pack_width<T>(s.channels, {x, y, e.bias, e.residual}, [&](auto v_tag) {
             constexpr int V = decltype(v_tag)::value;
             const PixelGroups pg(s.channels, V);
             const uint32_t n = checked_count(l, s.batch * s.w.out_size * pg.groups);
             depthwise_kernel<T, V><<<grid_for(n), kBlock, 0, l.handle()>>>(x, static_cast<const T*>(l.in(1)), y, n, w,
                                                                           channels, pg, e);
             l.check_launch("depthwise_kernel");
-        };
-        if (packs_fit<T>(s.channels, {x, y, e.bias, e.residual})) go(std::integral_constant<int, kPackWidth<T>>{});
-        else go(std::integral_constant<int, 1>{});
+        });
     }
 
     template <class T>
@@ -365,15 +379,13 @@ private:
 
     template <class T>
     void finish_chunk(const Launch& l, T* y, int64_t rows, int64_t m, const Epilogue<T>& e) const {
-        const auto go = [&](auto v_tag) {
+        with_pack_width<T>(m, {y, e.bias, e.residual}, [&](auto v_tag) {
             constexpr int V = decltype(v_tag)::value;
             const PixelGroups pg(m, V);
             const uint32_t n = checked_count(l, rows * pg.groups);
             epilogue_kernel<T, V><<<grid_for(n), kBlock, 0, l.handle()>>>(y, n, pg, e);
             l.check_launch("epilogue_kernel");
-        };
-        if (packs_fit<T>(m, {y, e.bias, e.residual})) go(std::integral_constant<int, kPackWidth<T>>{});
-        else go(std::integral_constant<int, 1>{});
+        });
     }
 
     ConvActivation activation_;
@@ -397,17 +409,10 @@ __global__ void max_pool_kernel(const T* x, T* y, uint32_t n, Window2d w, int ch
         float best[V];
 #pragma unroll
         for (int j = 0; j < V; ++j) best[j] = MaxOp::identity;
-        for (int kh = 0; kh < w.kernel_h; ++kh) {
-            const int ih = static_cast<int>(out.oh) * w.stride_h - w.pad_top + kh * w.dilation_h;
-            for (int kw = 0; kw < w.kernel_w; ++kw) {
-                const int iw = static_cast<int>(out.ow) * w.stride_w - w.pad_left + kw * w.dilation_w;
-                const Pack<T, V>* source = input_pack<T, V>(x, w, channels, out.image, ih, iw, g);
-                if (!source) continue;
-                const Pack<T, V> v = *source;
+        for_each_tap<T, V>(x, w, channels, out, g, [&](const Pack<T, V>& v, int, int) {
 #pragma unroll
-                for (int j = 0; j < V; ++j) best[j] = MaxOp{}(best[j], load_float(v.v[j]));
-            }
-        }
+            for (int j = 0; j < V; ++j) best[j] = MaxOp{}(best[j], load_float(v.v[j]));
+        });
         Pack<T, V> result;
 #pragma unroll
         for (int j = 0; j < V; ++j) result.v[j] = store<T>(static_cast<Compute<T>>(best[j]));
@@ -428,15 +433,13 @@ void run_max_pool(const Launch& l) {
         using T = typename decltype(tag)::type;
         const auto* in = static_cast<const T*>(l.in(0));
         auto* out = static_cast<T*>(l.out(0));
-        const auto go = [&](auto v_tag) {
+        with_pack_width<T>(channels, {in, out}, [&](auto v_tag) {
             constexpr int V = decltype(v_tag)::value;
             const PixelGroups pg(channels, V);
             const uint32_t n = checked_count(l, pixels * pg.groups);
             max_pool_kernel<T, V><<<grid_for(n), kBlock, 0, l.handle()>>>(in, out, n, w, static_cast<int>(channels), pg);
             l.check_launch("max_pool_kernel");
-        };
-        if (packs_fit<T>(channels, {in, out})) go(std::integral_constant<int, kPackWidth<T>>{});
-        else go(std::integral_constant<int, 1>{});
+        });
     });
 }
 

@@ -21,7 +21,8 @@ struct Exp { template <class C> __device__ C operator()(C x) const { return exp(
 struct Log { template <class C> __device__ C operator()(C x) const { return log(x); } };
 struct Tanh { template <class C> __device__ C operator()(C x) const { return tanh(x); } };
 struct Erf { template <class C> __device__ C operator()(C x) const { return erf(x); } };
-struct Relu { template <class C> __device__ C operator()(C x) const { return x > C(0) ? x : C(0); } };
+// NaN passes through (a comparison with NaN is false), as PyTorch's relu does.
+struct Relu { template <class C> __device__ C operator()(C x) const { return x < C(0) ? C(0) : x; } };
 struct Neg { template <class C> __device__ C operator()(C x) const { return -x; } };
 struct Abs { template <class C> __device__ C operator()(C x) const { return x < C(0) ? -x : x; } };
 struct Sigmoid {

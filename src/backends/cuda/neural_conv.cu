@@ -67,7 +67,9 @@ __global__ void im2col_2d_kernel(const T* x, T* col, uint32_t n, Window2d w) {
     }
 }
 
-// What follows the product: y = clamp(y + bias[channel] + z, low, high), z of y's layout.
+// What follows the product: y = clamp(y + bias[channel] + z, low, high), z of y's layout. The clamp
+// compares rather than calling fminf/fmaxf, which return the other operand for NaN: a NaN sum must
+// stay NaN (an unclamped layer has low = -inf, and fmaxf(NaN, -inf) is -inf).
 template <class T>
 struct Epilogue {
     const T* bias;      // [channels] or null
@@ -77,7 +79,7 @@ struct Epilogue {
     __device__ __forceinline__ float apply(float v, int64_t channel, int64_t i) const {
         if (bias) v += load_float(bias[channel]);
         if (residual) v += load_float(residual[i]);
-        return fminf(fmaxf(v, low), high);
+        return v < low ? low : (v > high ? high : v);
     }
 };
 
