@@ -1,5 +1,7 @@
 #include "core/element_convert.hpp"
 
+#include "core/half_convert.hpp"
+
 #include <cstdint>
 #include <cstring>
 
@@ -92,6 +94,15 @@ void convert_elements(const void* src, DType src_type, void* dst, DType dst_type
         std::memcpy(dst, src, count * dtype_size(src_type));
         return;
     }
+    // f32 ↔ f16/bf16, the bulk of lowering a model's weights, through the vector conversions.
+    const auto* f32_src = static_cast<const float*>(src);
+    auto* f32_dst = static_cast<float*>(dst);
+    auto* bits_dst = static_cast<uint16_t*>(dst);
+    const auto* bits_src = static_cast<const uint16_t*>(src);
+    if (src_type == DType::f32 && dst_type == DType::f16) return float_to_half_serial(f32_src, bits_dst, count);
+    if (src_type == DType::f32 && dst_type == DType::bf16) return float_to_bfloat16_serial(f32_src, bits_dst, count);
+    if (src_type == DType::f16 && dst_type == DType::f32) return half_to_float_serial(bits_src, f32_dst, count);
+    if (src_type == DType::bf16 && dst_type == DType::f32) return bfloat16_to_float_serial(bits_src, f32_dst, count);
     if (is_integral(src_type) && is_integral(dst_type)) {
         for (size_t i = 0; i < count; ++i) store_int(dst, dst_type, i, load_int(src, src_type, i));
         return;

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -117,5 +118,46 @@ TEST_CASE("f16 lowering keeps ops whose weights f16 cannot hold in f32", "[sessi
         const std::vector<float> reference = g.run(batch)["y"].to_vector<float>();
         const std::vector<float> got = Session(g, {.precision = Precision::f16}).run(batch)["y"].to_vector<float>();
         CHECK(relative_error(got, reference) <= 1e-2);
+    }
+}
+
+TEST_CASE("lowered constants are rounded to nearest, clamped to the low type's range, inf and NaN kept",
+          "[session][precision]") {
+    // 37 values: the lowering scans and converts them in blocks of 16 lanes and a tail.
+    const float big = std::numeric_limits<float>::max(), inf = std::numeric_limits<float>::infinity();
+    std::vector<float> c = uniform(37, 7);
+    c[0] = -big;
+    c[5] = big;
+    c[16] = -inf;
+    c[17] = inf;
+    c[31] = std::nanf("");
+    c[36] = 1e-4f;  // above f16's smallest normal: the Add stays in f16
+    const Batch zeros{{"x", Tensor::from_vector(std::vector<float>(37, 0.0f), {37, 1})}};
+    for (Precision p : {Precision::bf16, Precision::f16}) {
+        INFO("precision " << precision_name(p));
+        // An f16 session computes nodes whose results hold inf or NaN again in f32 (session.cpp),
+        // which would hide the conversion: those values are checked in bf16 only.
+        if (p == Precision::f16) c[16] = c[17] = c[31] = 0.5f;
+        GraphBuilder b("constants");
+        auto x = b.input("x", DType::f32, {37, 1});
+        // MatMul always runs in the low type, and the Add follows it, so c is converted.
+        auto product = b.matmul(x, b.constant(Tensor::from_vector(std::vector<float>{1.0f}, {1, 1})));
+        b.output("y", b.add(product, b.constant(Tensor::from_vector(c, {37, 1}))));
+        const Graph g = b.build();
+        const float limit = p == Precision::f16 ? 65504.0f : 3.38953139e38f;
+        const std::vector<float> y = Session(g, {.precision = p}).run(zeros)["y"].to_vector<float>();
+        for (size_t i = 0; i < c.size(); ++i) {
+            INFO("value " << i << " = " << c[i]);
+            if (std::isnan(c[i])) {
+                CHECK(std::isnan(y[i]));
+            } else if (std::isinf(c[i])) {
+                CHECK(y[i] == c[i]);
+            } else if (std::fabs(c[i]) > limit) {
+                CHECK(y[i] == std::copysign(limit, c[i]));
+            } else {
+                const uint16_t bits = p == Precision::f16 ? float_to_half_bits(c[i]) : float_to_bfloat16_bits(c[i]);
+                CHECK(y[i] == (p == Precision::f16 ? half_bits_to_float(bits) : bfloat16_bits_to_float(bits)));
+            }
+        }
     }
 }

@@ -1,0 +1,108 @@
+#include "core/half_convert.hpp"
+
+#include <infer/dtype.hpp>
+
+#include <cpuid.h>
+#include <immintrin.h>
+
+#include <cstring>
+
+namespace infer::detail {
+
+namespace {
+
+// One binary runs on CPUs with and without F16C, so the vector paths are chosen at run time.
+// CPUID leaf 1 directly: clang 14's __builtin_cpu_supports does not know "f16c".
+bool has_f16c() {
+    static const bool supported = [] {
+        unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+        if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
+        const bool avx = (ecx & bit_AVX) != 0, osxsave = (ecx & bit_OSXSAVE) != 0;
+        const bool f16c = (ecx & bit_F16C) != 0;
+        // The OS must save the YMM registers too (XCR0 bits 1 and 2).
+        if (!(avx && osxsave && f16c)) return false;
+        unsigned xcr0_low = 0, xcr0_high = 0;
+        __asm__("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+        return (xcr0_low & 0x6) == 0x6;
+    }();
+    return supported;
+}
+
+__attribute__((target("avx,f16c"))) void half_to_float_f16c(const uint16_t* src, float* dst,
+                                                            size_t count) {
+    size_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+    }
+    for (; i < count; ++i) dst[i] = half_bits_to_float(src[i]);
+}
+
+__attribute__((target("avx,f16c"))) void float_to_half_f16c(const float* src, uint16_t* dst,
+                                                            size_t count) {
+    size_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
+    }
+    for (; i < count; ++i) dst[i] = float_to_half_bits(src[i]);
+}
+
+// The same rounding (to nearest even, NaN kept quiet with its sign and top payload bits) 16
+// values at a time in integer lanes: vcvtneps2bf16 would flush denormals, which the scalar loop
+// keeps. The bf16 convolutions narrow every output tile through here.
+__attribute__((target("avx512f"))) size_t float_to_bfloat16_avx512(const float* src, uint16_t* dst, size_t count) {
+    const __m512i magnitude = _mm512_set1_epi32(0x7fffffff), infinity = _mm512_set1_epi32(0x7f800000);
+    const __m512i bias = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x40);
+    size_t i = 0;
+    for (; i + 16 <= count; i += 16) {
+        const __m512i f = _mm512_loadu_si512(src + i);
+        const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(f, magnitude), infinity);
+        const __m512i high = _mm512_srli_epi32(f, 16);
+        const __m512i rounded =
+            _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(f, bias), _mm512_and_si512(high, one)), 16);
+        const __m512i bits = _mm512_mask_blend_epi32(nan, rounded, _mm512_or_si512(high, quiet));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm512_cvtepi32_epi16(bits));
+    }
+    return i;
+}
+
+}  // namespace
+
+void half_to_float_serial(const uint16_t* src, float* dst, size_t count) {
+    if (has_f16c()) {
+        half_to_float_f16c(src, dst, count);
+        return;
+    }
+    for (size_t i = 0; i < count; ++i) dst[i] = half_bits_to_float(src[i]);
+}
+
+void float_to_half_serial(const float* src, uint16_t* dst, size_t count) {
+    if (has_f16c()) {
+        float_to_half_f16c(src, dst, count);
+        return;
+    }
+    for (size_t i = 0; i < count; ++i) dst[i] = float_to_half_bits(src[i]);
+}
+
+// Written out here (rather than calling dtype.hpp's) so the compiler can vectorize the loops.
+void bfloat16_to_float_serial(const uint16_t* src, float* dst, size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+        const uint32_t bits = static_cast<uint32_t>(src[i]) << 16;
+        std::memcpy(dst + i, &bits, sizeof bits);
+    }
+}
+
+void float_to_bfloat16_serial(const float* src, uint16_t* dst, size_t count) {
+    static const bool avx512 = __builtin_cpu_supports("avx512f");
+    size_t i = avx512 ? float_to_bfloat16_avx512(src, dst, count) : 0;
+    for (; i < count; ++i) {
+        uint32_t f;
+        std::memcpy(&f, src + i, sizeof f);
+        const bool nan = (f & 0x7fffffffu) > 0x7f800000u;
+        const uint32_t rounded = (f + 0x7fffu + ((f >> 16) & 1u)) >> 16;
+        dst[i] = static_cast<uint16_t>(nan ? ((f >> 16) | 0x40u) : rounded);
+    }
+}
+
+}  // namespace infer::detail
