@@ -4,18 +4,25 @@ machine, and writes the infer-bench document again with a "peers" array: every p
 its latency and the ratios infer median / peer median (below 1: infer is faster) and infer
 throughput / peer throughput (above 1: infer is faster).
 
-Peers: onnxruntime (the CPU, f32), torch (PyTorch eager on the GPU for every cuda point, and on
-the CPU in f32) and torch.compile (on the GPU: weights in the point's precision with .half() or
-.to(bfloat16), then torch.compile). See bench/README.md.
+Peers: onnxruntime (the CPU, f32 and int8), torch (PyTorch eager on the GPU for every cuda point,
+the module converted with .half() / .to(bfloat16), and on the CPU in f32) and torch.compile (on
+the GPU: the converted module, then torch.compile). See bench/README.md.
+
+Point by point: each peer is made ready once (sessions, converted modules), then for every point
+of the document in turn, infer first (with --infer-bench, which measures that one point again
+right there) and then each peer, so that drift of the machine (clocks, heat, neighbours) hits
+infer and its peers alike instead of whichever ran last.
 
 Peers already in INFER_JSON (from an earlier run with other --peers) are kept, so the two may run
 from different Pythons (ONNX Runtime from a small venv, torch from one that has it).
 usage: compare.py INFER_JSON [--out MERGED_JSON] [--peers onnxruntime,torch] [--no-torch-cpu]
-                  [--onnx FILE]"""
+                  [--onnx FILE] [--infer-bench BINARY]"""
 import argparse
 import json
 import pathlib
+import subprocess
 import sys
+import tempfile
 from typing import NamedTuple, Optional
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -58,6 +65,34 @@ def peer_entry(peer, point, summary, infer_by_point):
     return entry
 
 
+def measure_infer(binary, doc, point):
+    """infer-bench's measurement of this one point, made now by `binary` with the document's
+    settings, or None (said) when it failed."""
+    settings = doc["settings"]
+    with tempfile.TemporaryDirectory() as folder:
+        out = pathlib.Path(folder) / "point.json"
+        command = [str(binary), doc["model"]["path"], "--devices", point.device, "--precision", point.precision,
+                   "--batch", str(point.batch), "--seq", str(doc["model"]["sequence"]),
+                   "--threads", str(settings.get("threads", 0)), "--warmup", str(settings["warmup"]),
+                   "--min-time", str(settings["min_time_s"]), "--min-runs", str(settings["min_runs"]),
+                   "--profiled-runs", str(settings.get("profiled_runs", 5)), "--json", str(out)]
+        if point.device == "cpu":
+            command += ["--cpu-precision", point.precision]
+        if point.host_memory:
+            command += ["--host-memory", point.host_memory]
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0 or not out.exists():
+            print(f"infer: {point.label()} batch {point.batch}: infer-bench failed ({result.returncode}): "
+                  f"{result.stderr.strip()[-400:]}")
+            return None
+        fresh = [m for m in json.loads(out.read_text())["measurements"] if point_of(m) == point]
+        return fresh[0] if fresh else None
+
+
+def replace_measurement(doc, point, fresh):
+    doc["measurements"] = [fresh if point_of(m) == point else m for m in doc["measurements"]]
+
+
 def print_table(entries, infer_by_point):
     columns = ("peer", "device", "precision", "batch", "host memory", "infer median ms", "peer median ms",
                "ratio infer/peer")
@@ -82,6 +117,9 @@ def main():
                         help="where to write the document with peers (default: INFER_JSON's name + .peers.json)")
     parser.add_argument("--peers", default=",".join(PEERS), help=f"comma-separated, of {', '.join(PEERS)}")
     parser.add_argument("--no-torch-cpu", action="store_true", help="time torch on the GPU only")
+    parser.add_argument("--infer-bench", type=pathlib.Path,
+                        help="measure infer again at each point, just before its peers, with this infer-bench "
+                             "binary (its earlier figures are replaced)")
     parser.add_argument("--onnx", type=pathlib.Path,
                         help="the ONNX file ONNX Runtime runs, where infer-bench measured a model that is not "
                              "one (a Hugging Face folder: infer-run FOLDER --save-onnx FILE writes it)")
@@ -99,12 +137,26 @@ def main():
     points = infer_points(doc)
     infer_by_point = {point_of(m): m for m in doc.get("measurements", [])}
 
-    entries = []
+    ready = {}
     for name in peers:
-        module = PEERS[name]
-        print(f"{name}: timing {doc['model']['name']} (sequence {doc['model']['sequence']})", flush=True)
-        kwargs = {"include_cpu": not args.no_torch_cpu} if module is torch_peer else {}
-        for point, summary in module.measure_points(doc, points, **kwargs):
+        print(f"{name}: preparing {doc['model']['name']} (sequence {doc['model']['sequence']})", flush=True)
+        peer = PEERS[name].prepare(doc, points, include_cpu=not args.no_torch_cpu)
+        if peer is not None:
+            ready[name] = peer
+
+    entries = []
+    for point in points:
+        if args.infer_bench:
+            fresh = measure_infer(args.infer_bench, doc, point)
+            if fresh is not None:
+                replace_measurement(doc, point, fresh)
+                infer_by_point[point] = fresh
+                print(f"infer: {point.label()} batch {point.batch}: median {fresh['latency_ms']['median']:.3f} ms "
+                      f"over {fresh['runs']} runs", flush=True)
+        for name, peer in ready.items():
+            summary = peer.measure(point)
+            if summary is None:
+                continue
             entries.append(peer_entry(name, point, summary, infer_by_point))
             print(f"{name}: {point.label()} batch {point.batch}: median {summary['latency_ms']['median']:.3f} ms "
                   f"over {summary['runs']} runs", flush=True)

@@ -3,48 +3,41 @@
 elementwise work into generated kernels and picks matrix kernels), for every cuda point that
 infer-bench measured. The first runs compile the model for that batch shape; they are the
 warm-up, never timed (the compile time is printed). Inputs, copies and synchronisation are those
-of the eager peer (torch_peer.py): host inputs copied in, the output copied back to the host."""
-import copy
+of the eager peer (torch_peer.py), host memory or compute only ("device") as the point says."""
 import time
 
 from inputs import make_inputs
-from torch_peer import copy_back_run, host_inputs_for, measure_on_gpu, setup
+from torch_peer import gpu_ready, gpu_run, host_inputs_for, measure_on_gpu, point_dtype, setup
 
 NAME = "torch.compile"
-DTYPES = {"f16": "float16", "bf16": "bfloat16"}
 
 
-def measure_points(doc, points):
-    """[(point, timing summary)] for the cuda points, when torch has a GPU."""
-    try:
-        import torch
-    except ImportError:
-        print(f"{NAME}: skipped: torch is not installed")
-        return []
-    gpu_points = [p for p in points if p.device.startswith("cuda")]
-    if not gpu_points:
-        return []
-    if not torch.cuda.is_available():
-        print(f"{NAME}: torch sees no GPU: no peer for the {len(gpu_points)} cuda points")
-        return []
-    ready = setup(torch, doc, NAME)
-    if ready is None:
-        return []
-    base, input_names, specs, sequence, timing = ready
-    compiled = {}  # (device, precision) -> compiled module: one conversion, shapes recompile inside
-    results = []
-    for point in gpu_points:
+class Peer:
+    """One compiled module per (device, precision), converted once (shapes recompile inside);
+    measure(point) times one point."""
+
+    def __init__(self, torch, ready):
+        self.torch = torch
+        self.ready = ready
+        self.compiled = {}
+
+    def measure(self, point):
+        torch, ready = self.torch, self.ready
+        if not point.device.startswith("cuda"):
+            return None
         device = torch.device(point.device)
         key = (point.device, point.precision)
-        dtype = getattr(torch, DTYPES[point.precision]) if point.precision in DTYPES else torch.float32
-        if key not in compiled:
-            module = copy.deepcopy(base).to(device=device, dtype=dtype).eval()
-            compiled[key] = torch.compile(module)
-        module = compiled[key]
-        arrays = make_inputs(specs, point.batch, sequence)
+        dtype = point_dtype(torch, point.precision)
+        if key not in self.compiled:
+            import copy
+            self.compiled.clear()  # one converted copy of the weights on the GPU at a time
+            module = copy.deepcopy(ready.module).to(device=device, dtype=dtype).eval()
+            self.compiled[key] = torch.compile(module)
+        module = self.compiled[key]
+        arrays = make_inputs(ready.specs, point.batch, ready.sequence)
         # Floating inputs (pixel values) in the model's type; ids and masks stay integers.
-        host_inputs = host_inputs_for(torch, arrays, input_names, point.host_memory == "pinned", dtype)
-        run_once = copy_back_run(torch, module, host_inputs, device, point.host_memory == "pinned")
+        host_inputs = host_inputs_for(torch, arrays, ready.input_names, point.host_memory == "pinned", dtype)
+        run_once = gpu_run(torch, module, host_inputs, device, point.host_memory)
 
         def compile_first():
             started = time.perf_counter()
@@ -53,7 +46,17 @@ def measure_points(doc, points):
             print(f"{NAME}: {point.label()} batch {point.batch}: compiled in {time.perf_counter() - started:.1f} s",
                   flush=True)
 
-        summary = measure_on_gpu(torch, NAME, point, run_once, timing, device, before=compile_first)
-        if summary is not None:
-            results.append((point, summary))
-    return results
+        return measure_on_gpu(torch, NAME, point, run_once, ready.timing, device, before=compile_first)
+
+
+def prepare(doc, points, **_):
+    """A Peer, or None (having said why) when there is no GPU point torch can time."""
+    try:
+        import torch
+    except ImportError:
+        print(f"{NAME}: skipped: torch is not installed")
+        return None
+    if not gpu_ready(torch, points):
+        return None
+    ready = setup(torch, doc, NAME)
+    return Peer(torch, ready) if ready is not None else None

@@ -2,12 +2,15 @@
 batch and host memory) when torch sees a GPU, and on the CPU in f32. The module comes from
 scripts/models/prepare.py's torch_model(name), the model that was exported to the ONNX file.
 
-A timed GPU run is what infer-bench's is: inputs start on the host (page-locked with
-pin_memory() for "pinned", ordinary memory for "pageable"), are copied with
-.to(device, non_blocking=True), the forward runs under inference_mode (and autocast to f16/bf16
-for those precisions), and the output is copied back to the host (into a page-locked tensor for
-"pinned", with .cpu() for "pageable"); then torch.cuda.synchronize() before the clock is read.
-f32 means f32: TF32 is off, as in infer-bench."""
+On the GPU the module is converted to the point's type with .half() / .to(torch.bfloat16), as a
+user after speed does (autocast keeps f32 weights and casts them at every product), and a timed
+run is what infer-bench's is: for "pinned" and "pageable" the inputs start on the host (page-locked
+with pin_memory() for "pinned"), are copied with .to(device, non_blocking=True), the forward runs
+under inference_mode, and the output is copied back to the host (into a page-locked tensor for
+"pinned", with .cpu() for "pageable"); for "device" (compute only) the inputs are on the GPU
+before the clock starts and the output stays there. Then torch.cuda.synchronize() before the clock
+is read. f32 means f32: TF32 is off, as in infer-bench."""
+import copy
 import os
 import pathlib
 import sys
@@ -18,7 +21,6 @@ from timing import measure
 
 NAME = "torch"
 PREPARE = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "models"
-AUTOCAST = {"f16": "float16", "bf16": "bfloat16"}
 
 
 def load_module(model_name):
@@ -44,32 +46,36 @@ def load_module(model_name):
     return module, input_names
 
 
-def copy_back_run(torch, forward, host_inputs, device, pinned):
-    """One timed GPU run as described above, as a function of no arguments: the inputs copied
-    in, forward(*device_inputs) under inference_mode, the output copied back to the host."""
+DTYPES = {"f16": "float16", "bf16": "bfloat16"}
+
+
+def point_dtype(torch, precision):
+    """The torch dtype of a point's weights and floating inputs."""
+    return getattr(torch, DTYPES[precision]) if precision in DTYPES else torch.float32
+
+
+def gpu_run(torch, forward, host_inputs, device, host_memory):
+    """One timed GPU run as described above, as a function of no arguments."""
+    if host_memory == "device":
+        device_inputs = [tensor.to(device) for tensor in host_inputs]
+
+        def run_on_device():
+            with torch.inference_mode():
+                return forward(*device_inputs)
+
+        return run_on_device
     output_on_host = []
 
     def run_once():
         with torch.inference_mode():
             output = forward(*(tensor.to(device, non_blocking=True) for tensor in host_inputs))
-        if not pinned:
+        if host_memory != "pinned":
             return output.cpu()
         if not output_on_host or output_on_host[0].shape != output.shape or output_on_host[0].dtype != output.dtype:
             output_on_host[:] = [torch.empty(output.shape, dtype=output.dtype, pin_memory=True)]
         return output_on_host[0].copy_(output, non_blocking=True)
 
     return run_once
-
-
-def gpu_run(torch, module, host_inputs, device, precision, pinned):
-    """The eager run: under autocast for f16/bf16."""
-    dtype = getattr(torch, AUTOCAST[precision]) if precision in AUTOCAST else None
-
-    def forward(*inputs):
-        with torch.autocast("cuda", dtype=dtype, enabled=dtype is not None):
-            return module(*inputs)
-
-    return copy_back_run(torch, forward, host_inputs, device, pinned)
 
 
 def host_inputs_for(torch, arrays, input_names, pinned, dtype=None):
@@ -113,45 +119,65 @@ def cpu_run(torch, module, host_inputs):
     return run_once
 
 
-def measure_points(doc, points, include_cpu=True):
-    """[(point, timing summary)] for the cuda points (when torch has a GPU) and, with
-    include_cpu, the cpu f32 points; says why it skips the others."""
+def gpu_ready(torch, points):
+    """Whether torch can time the cuda points among `points` (says why not)."""
+    gpu_points = [p for p in points if p.device.startswith("cuda")]
+    if gpu_points and not torch.cuda.is_available():
+        print(f"torch sees no GPU: no torch peer for the {len(gpu_points)} cuda points")
+        return False
+    return bool(gpu_points)
+
+
+class Peer:
+    """PyTorch eager for a document's model: one module per (device, precision), converted once;
+    measure(point) times one point."""
+
+    def __init__(self, torch, ready, settings, include_cpu, gpu):
+        self.torch = torch
+        self.ready = ready
+        self.include_cpu = include_cpu
+        self.gpu = gpu
+        self.modules = {}
+        torch.set_num_threads(settings.get("threads") or os.cpu_count())
+
+    def module_for(self, device, dtype):
+        key = (str(device), dtype)
+        if key not in self.modules:
+            self.modules.clear()  # one converted copy of the weights on the GPU at a time
+            self.modules[key] = copy.deepcopy(self.ready.module).to(device=device, dtype=dtype).eval()
+        return self.modules[key]
+
+    def measure(self, point):
+        torch, ready = self.torch, self.ready
+        arrays = make_inputs(ready.specs, point.batch, ready.sequence)
+        if point.device == "cpu":
+            if not self.include_cpu or point.precision != "f32":
+                return None
+            host_inputs = [torch.from_numpy(arrays[name]) for name in ready.input_names]
+            return measure(cpu_run(torch, ready.module, host_inputs), point.batch, *ready.timing)
+        if not self.gpu or not point.device.startswith("cuda"):
+            return None
+        device = torch.device(point.device)
+        dtype = point_dtype(torch, point.precision)
+        module = self.module_for(device, dtype)
+        host_inputs = host_inputs_for(torch, arrays, ready.input_names, point.host_memory == "pinned", dtype)
+        run_once = gpu_run(torch, module, host_inputs, device, point.host_memory)
+        return measure_on_gpu(torch, NAME, point, run_once, ready.timing, device)
+
+
+def prepare(doc, points, include_cpu=True, **_):
+    """A Peer, or None (having said why) when torch cannot time any of the points."""
     try:
         import torch
     except ImportError:
         print(f"{NAME}: skipped: torch is not installed")
-        return []
-    gpu_points = [p for p in points if p.device.startswith("cuda")]
-    if gpu_points and not torch.cuda.is_available():
-        print(f"{NAME}: torch sees no GPU: no peer for the {len(gpu_points)} cuda points")
-        gpu_points = []
-    cpu_points = [p for p in points if include_cpu and p.device == "cpu" and p.precision == "f32"]
-    if not gpu_points and not cpu_points:
-        return []
+        return None
+    gpu = gpu_ready(torch, points)
+    cpu = include_cpu and any(p.device == "cpu" and p.precision == "f32" for p in points)
+    if not gpu and not cpu:
+        return None
     ready = setup(torch, doc, NAME)
-    if ready is None:
-        return []
-    module, input_names, specs, sequence, timing = ready
-    settings = doc["settings"]
-    results = []
-
-    torch.set_num_threads(settings.get("threads") or os.cpu_count())
-    for point in cpu_points:
-        arrays = make_inputs(specs, point.batch, sequence)
-        host_inputs = [torch.from_numpy(arrays[name]) for name in input_names]
-        results.append((point, measure(cpu_run(torch, module, host_inputs), point.batch, *timing)))
-
-    for point in gpu_points:
-        device = torch.device(point.device)
-        module.to(device)
-        arrays = make_inputs(specs, point.batch, sequence)
-        pinned = point.host_memory == "pinned"
-        host_inputs = host_inputs_for(torch, arrays, input_names, pinned)
-        run_once = gpu_run(torch, module, host_inputs, device, point.precision, pinned)
-        summary = measure_on_gpu(torch, NAME, point, run_once, timing, device)
-        if summary is not None:
-            results.append((point, summary))
-    return results
+    return Peer(torch, ready, doc["settings"], include_cpu, gpu) if ready is not None else None
 
 
 def measure_on_gpu(torch, name, point, run_once, timing, device, before=None):

@@ -2,7 +2,8 @@
 // Measuring a session honestly: warm-up runs first (context creation, module loading, first
 // allocations and plan making are not inference), every run synchronized before the host clock
 // is read (Session::run returns only when the devices are done), outputs copied back to the
-// host inside the timed region (a result still on the GPU is not a result), repeated until a
+// host inside the timed region (a result still on the GPU is not a result, unless the caller
+// asks for compute only: MeasureOptions::outputs_on_device), repeated until a
 // minimum time and count, and reported as min / median / p90 / p99. The copy/compute split comes
 // from separate profiled runs (device clocks), since profiling adds a little time of its own.
 #include <infer/batch.hpp>
@@ -30,6 +31,9 @@ struct MeasureOptions {
     int max_runs = 10000;
     int profiled_runs = 5;       // extra runs for the breakdown (0: none)
     bool pinned_outputs = false; // copy outputs into page-locked host memory
+    // Compute only: leave device outputs where they are (with inputs already on the device, no
+    // copy is timed). Session::run still returns only when the device is done.
+    bool outputs_on_device = false;
 };
 
 struct Measurement {

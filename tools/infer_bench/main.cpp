@@ -71,6 +71,12 @@ int64_t parse_batch(const std::string& text) {
     throw InvalidArgument("batch '" + text + "' is not a positive integer");
 }
 
+// One --host-memory choice: pinned, pageable, device, both (pinned and pageable) or all three.
+std::string host_memory_choice(const std::string& text) {
+    if (text == "pinned" || text == "pageable" || text == "device" || text == "both" || text == "all") return text;
+    throw InvalidArgument("--host-memory '" + text + "': expected pinned, pageable, device, both or all");
+}
+
 void write_file(const std::string& path, const std::string& text) {
     std::ofstream out(path, std::ios::binary);
     out << text;
@@ -102,8 +108,10 @@ int main(int argc, char** argv) {
     app.add_option("--min-runs", measure_options.min_runs, "timed runs per point, at least")->capture_default_str();
     app.add_option("--profiled-runs", measure_options.profiled_runs, "extra runs for the copy/compute split")
         ->capture_default_str();
-    app.add_option("--host-memory", host_memory, "host memory of GPU inputs and outputs")
-        ->check(CLI::IsMember({"pinned", "pageable", "both"}))
+    app.add_option("--host-memory", host_memory,
+                   "where GPU inputs come from and outputs go, comma-separated: pinned or pageable host memory "
+                   "(end to end, copies timed), device (compute only, both stay on the GPU), both (pinned,pageable), "
+                   "all")
         ->capture_default_str();
     app.add_option("--json", json_path, "write the results as JSON");
     app.add_option("--report", report_path, "write a self-contained HTML report");
@@ -192,8 +200,14 @@ int main(int argc, char** argv) {
                         options.series.push_back({device, precision, std::nullopt});
                         continue;
                     }
-                    if (host_memory != "pageable") options.series.push_back({device, precision, true});
-                    if (host_memory != "pinned") options.series.push_back({device, precision, false});
+                    for (const std::string& memory : parse_list<std::string>(host_memory, host_memory_choice)) {
+                        if (memory == "pinned" || memory == "both" || memory == "all")
+                            options.series.push_back({device, precision, bench::HostMemory::pinned});
+                        if (memory == "pageable" || memory == "both" || memory == "all")
+                            options.series.push_back({device, precision, bench::HostMemory::pageable});
+                        if (memory == "device" || memory == "all")
+                            options.series.push_back({device, precision, bench::HostMemory::device});
+                    }
                 }
             const auto records = bench::run_sweep(graph, options, notes);
             bench::ModelInfo info{path.parent_path().filename().string(), path.string(), sequence};

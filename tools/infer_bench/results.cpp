@@ -86,8 +86,8 @@ nlohmann::json results_json(const Graph& graph, const ModelInfo& model, const Sw
             {"device", r.series.device.to_string()},
             {"precision", precision_name(r.series.precision)},
             {"batch", r.batch},
-            {"host_memory", r.series.pinned ? nlohmann::json(*r.series.pinned ? "pinned" : "pageable")
-                                            : nlohmann::json(nullptr)},
+            {"host_memory", r.series.host_memory ? nlohmann::json(host_memory_name(*r.series.host_memory))
+                                                 : nlohmann::json(nullptr)},
             {"runs", m.latency.runs},
             {"latency_ms", {{"min", m.latency.min_ms}, {"median", m.latency.median_ms}, {"p90", m.latency.p90_ms},
                             {"p99", m.latency.p99_ms}, {"mean", m.latency.mean_ms}}},

@@ -11,9 +11,18 @@
 
 namespace infer::bench {
 
+const char* host_memory_name(HostMemory memory) {
+    switch (memory) {
+        case HostMemory::pinned: return "pinned";
+        case HostMemory::pageable: return "pageable";
+        case HostMemory::device: return "device";
+    }
+    return "?";
+}
+
 std::string Series::label() const {
     std::string text = device.to_string() + " " + std::string(precision_name(precision));
-    if (pinned) text += *pinned ? " pinned" : " pageable";
+    if (host_memory) text += " " + std::string(host_memory_name(*host_memory));
     return text;
 }
 
@@ -38,8 +47,11 @@ std::vector<Record> run_sweep(const Graph& graph, const SweepOptions& options, s
             const std::string point = series.label() + " batch " + std::to_string(batch);
             progress.step(point);
             try {
-                const Batch inputs = make_inputs(graph, batch, options.sequence, series.pinned.value_or(false),
-                                                 series.device);
+                const bool pinned = series.host_memory == HostMemory::pinned;
+                const bool on_device = series.host_memory == HostMemory::device;
+                Batch inputs = make_inputs(graph, batch, options.sequence, pinned, series.device);
+                if (on_device)
+                    for (const auto& [name, tensor] : Batch(inputs)) inputs.set(name, tensor.to(series.device));
                 SessionOptions session_options;
                 session_options.device = series.device;
                 session_options.precision = series.precision;
@@ -56,7 +68,8 @@ std::vector<Record> run_sweep(const Graph& graph, const SweepOptions& options, s
                 record.cold_start_ms =
                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
                 record.cold_start_includes_runtime_init = initialized.insert(series.device.type).second;
-                first.pinned_outputs = series.pinned.value_or(false);
+                first.pinned_outputs = pinned;
+                first.outputs_on_device = on_device;
                 record.measurement = measure(session, inputs, batch, first);
                 record.memory = session.memory();
                 record.fallback_nodes = session.placement().fallbacks();

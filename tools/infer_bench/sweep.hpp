@@ -13,11 +13,17 @@
 
 namespace infer::bench {
 
+// Where a GPU point's inputs come from and its outputs go: pinned or pageable host memory (the
+// end-to-end time, copies included), or the device itself (compute only: inputs made there
+// before timing, outputs left there; what PyTorch users usually time).
+enum class HostMemory { pinned, pageable, device };
+const char* host_memory_name(HostMemory memory);
+
 struct Series {
     Device device;
     Precision precision;
-    std::optional<bool> pinned;  // host memory of inputs and outputs; none on the CPU
-    std::string label() const;   // "cpu f32", "cuda:0 f16 pinned"
+    std::optional<HostMemory> host_memory;  // none on the CPU
+    std::string label() const;              // "cpu f32", "cuda:0 f16 pinned"
 };
 
 struct Record {

@@ -71,7 +71,7 @@ Measurement measure(const Session& session, const Batch& inputs, int64_t batch, 
         throw InvalidArgument("measure: warmup and profiled_runs must be >= 0 and 1 <= min_runs <= max_runs");
     // The first run also sizes the host buffers; it counts as warm-up.
     Batch outputs = session.run(inputs);
-    HostOutputs host(outputs, options.pinned_outputs);
+    HostOutputs host(options.outputs_on_device ? Batch{} : outputs, options.pinned_outputs);
     host.copy(outputs);
     for (int i = 1; i < options.warmup; ++i) host.copy(session.run(inputs));
 
