@@ -8,9 +8,11 @@
 #include <infer/error.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <thread>
 
 namespace infer::detail {
 
@@ -46,24 +48,53 @@ uint32_t bits_of(float v) {
     return bits;
 }
 
-bool f16_can_hold(const Tensor& constant) {
-    if (constant.dtype() != DType::f32) return true;
-    const auto* values = static_cast<const uint32_t*>(constant.raw_data());
-    const size_t count = static_cast<size_t>(constant.numel());
+// Runs task(i) for i in [0, count) on up to 8 threads (the calling one included): a model's
+// weights are hundreds of MiB, and on a GPU host's many cores the session's start should not
+// wait for one of them to scan, convert and fault in every page alone.
+template <class Task>
+void run_tasks(size_t count, const Task& task) {
+    const size_t threads = std::min<size_t>({count, 8, std::max(1u, std::thread::hardware_concurrency())});
+    std::atomic<size_t> next{0};
+    const auto work = [&] {
+        for (size_t i = next++; i < count; i = next++) task(i);
+    };
+    std::vector<std::thread> helpers;
+    for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+    work();
+    for (std::thread& helper : helpers) helper.join();
+}
+
+constexpr size_t kChunk = size_t{1} << 20;  // values per task
+
+// The largest magnitude below 1e30 among values[begin, end), as bits.
+uint32_t largest_value_bits(const uint32_t* values, size_t begin, size_t end) {
     const uint32_t sentinel = bits_of(1e30f);  // infinities and NaN lie above it too
     uint32_t lanes[kLanes] = {};
-    size_t i = 0;
-    for (; i + kLanes <= count; i += kLanes)
+    size_t i = begin;
+    for (; i + kLanes <= end; i += kLanes)
         for (size_t j = 0; j < kLanes; ++j) {
             const uint32_t magnitude = values[i + j] & kMagnitudeBits;
             lanes[j] = std::max(lanes[j], magnitude < sentinel ? magnitude : 0u);
         }
     uint32_t largest = 0;
-    for (; i < count; ++i) {
+    for (; i < end; ++i) {
         const uint32_t magnitude = values[i] & kMagnitudeBits;
         largest = std::max(largest, magnitude < sentinel ? magnitude : 0u);
     }
     for (const uint32_t lane : lanes) largest = std::max(largest, lane);
+    return largest;
+}
+
+bool f16_can_hold(const Tensor& constant) {
+    if (constant.dtype() != DType::f32) return true;
+    const auto* values = static_cast<const uint32_t*>(constant.raw_data());
+    const size_t count = static_cast<size_t>(constant.numel());
+    std::vector<uint32_t> largest_per_chunk((count + kChunk - 1) / kChunk, 0);
+    run_tasks(largest_per_chunk.size(), [&](size_t c) {
+        largest_per_chunk[c] = largest_value_bits(values, c * kChunk, std::min(count, (c + 1) * kChunk));
+    });
+    uint32_t largest = 0;
+    for (const uint32_t l : largest_per_chunk) largest = std::max(largest, l);
     if (largest > bits_of(65504.0f)) return false;
     return largest == 0 || largest >= bits_of(6.103515625e-05f);
 }
@@ -84,6 +115,7 @@ public:
         for (const NodeIR& node : src_.nodes) lower(node);
         for (int id : src_.outputs)  // never forwarded (see lower)
             out_->outputs.push_back(src_.values[id].type.dtype == DType::f32 ? as(id, DType::f32) : id);
+        convert_constants();
         validate(*out_);
         return out_;
     }
@@ -91,6 +123,11 @@ public:
 private:
     bool is_float(int id) const { return dtype_[id] == DType::f32 || dtype_[id] == low_; }
     bool is_constant(int id) const { return out_->constants.count(id) != 0; }
+    bool f16_holds(int id) const {
+        auto [it, added] = f16_holds_.try_emplace(id, true);
+        if (added) it->second = f16_can_hold(out_->constants.at(id));
+        return it->second;
+    }
 
     // Value `id` as `type`: itself, a converted constant, or the output of an inserted Cast.
     int as(int id, DType type) {
@@ -104,11 +141,7 @@ private:
         if (is_constant(id)) {
             const Tensor& host = out_->constants.at(id);
             Tensor converted = Tensor::empty(type, host.shape());
-            if (host.dtype() == DType::f32 && type == low_)
-                narrow_clamped(host, converted, largest_finite(low_));
-            else
-                convert_elements(host.raw_data(), host.dtype(), converted.raw_data(), type,
-                                 static_cast<size_t>(host.numel()));
+            conversions_.push_back({host, converted});  // filled in by convert_constants()
             out_->constants[cast] = converted;
         } else {
             out_->nodes.push_back({"Cast", name, {id}, {cast}, {{"to", dtype_to_onnx(type)}}});
@@ -117,15 +150,31 @@ private:
         return cast;
     }
 
-    // low = f32 values clamped to ±limit (infinities and NaN kept), a block at a time through a
-    // small buffer: the weights of a model are read once, with no clamped copy of them all
+    // Fills every converted constant, in chunks on several threads. f32 values narrowed to the
+    // low type are clamped to its finite range (infinities and NaN kept) a block at a time
+    // through a small buffer: the weights are read once, with no clamped copy of them all
     // (DistilBERT's f16 session spent most of its 0.7 s start converting one value at a time).
-    static void narrow_clamped(const Tensor& values, Tensor& low, float limit) {
+    void convert_constants() {
+        std::vector<std::pair<size_t, size_t>> tasks;  // (conversion, first value)
+        for (size_t c = 0; c < conversions_.size(); ++c)
+            for (size_t begin = 0; begin < static_cast<size_t>(conversions_[c].first.numel()); begin += kChunk)
+                tasks.emplace_back(c, begin);
+        run_tasks(tasks.size(), [&](size_t t) {
+            auto& [from, to] = conversions_[tasks[t].first];
+            const size_t begin = tasks[t].second, n = std::min(kChunk, static_cast<size_t>(from.numel()) - begin);
+            const char* source = static_cast<const char*>(from.raw_data()) + begin * dtype_size(from.dtype());
+            char* target = static_cast<char*>(to.raw_data()) + begin * dtype_size(to.dtype());
+            if (from.dtype() == DType::f32 && to.dtype() == low_)
+                narrow_clamped(reinterpret_cast<const uint32_t*>(source), target, n);
+            else
+                convert_elements(source, from.dtype(), target, to.dtype(), n);
+        });
+    }
+
+    void narrow_clamped(const uint32_t* in, char* out, size_t count) const {
         constexpr size_t kBlock = 4096;  // a multiple of kLanes
         uint32_t block[kBlock];
-        const auto* in = static_cast<const uint32_t*>(values.raw_data());
-        const size_t count = static_cast<size_t>(values.numel());
-        const uint32_t bound = bits_of(limit), infinity = bits_of(INFINITY);
+        const uint32_t bound = bits_of(largest_finite(low_)), infinity = bits_of(INFINITY);
         const auto clamp = [&](uint32_t bits) {
             const uint32_t magnitude = bits & kMagnitudeBits;
             return magnitude > bound && magnitude < infinity ? (bits & ~kMagnitudeBits) | bound : bits;
@@ -136,8 +185,7 @@ private:
             for (; i + kLanes <= n; i += kLanes)
                 for (size_t j = 0; j < kLanes; ++j) block[i + j] = clamp(in[begin + i + j]);
             for (; i < n; ++i) block[i] = clamp(in[begin + i]);
-            convert_elements(block, DType::f32, static_cast<char*>(low.raw_data()) + begin * dtype_size(low.dtype()),
-                             low.dtype(), n);
+            convert_elements(block, DType::f32, out + begin * dtype_size(low_), low_, n);
         }
     }
 
@@ -145,8 +193,7 @@ private:
         if (keep_f32_.count(node.name)) return DType::f32;
         for (size_t i = 0; i < node.inputs.size(); ++i) {
             const int id = node.inputs[i];
-            if (low_ == DType::f16 && id >= 0 && !schema.is_host_input(i) && is_constant(id) &&
-                !f16_can_hold(out_->constants.at(id)))
+            if (low_ == DType::f16 && id >= 0 && !schema.is_host_input(i) && is_constant(id) && !f16_holds(id))
                 return DType::f32;
         }
         if (schema.traits.precision == PrecisionClass::low) return low_;
@@ -211,6 +258,8 @@ private:
     std::shared_ptr<GraphIR> out_;
     std::vector<DType> dtype_;  // the type each value has in the lowered graph
     std::map<std::pair<int, DType>, int> casts_;
+    std::vector<std::pair<Tensor, Tensor>> conversions_;  // (constant, its converted copy to fill)
+    mutable std::map<int, bool> f16_holds_;                       // f16_can_hold per constant, scanned once
     std::map<int, int> forwarded_;  // outputs of dropped no-op Casts → the values they cast
     const OpId cast_ = op_id("Cast");
 };
