@@ -32,9 +32,6 @@ namespace {
 // inf - inf = NaN instead of a uniform row.
 float largest_finite(DType low) { return low == DType::f16 ? 65504.0f : 3.38953139e38f; }
 
-// Whether f16 can hold a constant's values: weights all below f16's smallest normal (2^-14)
-// lose their precision or become zeros, and genuine values beyond 65504 would be clamped.
-// Sentinels of 1e30 and more (masks written as -FLT_MAX) are not values and may be clamped.
 // Bit patterns of non-negative floats order as their values do, so the scans below work on
 // integers, in fixed blocks of lanes the compiler vectorizes (every weight of a model passes
 // through them when a session lowers it; as scalar float loops they were most of an f16
@@ -85,6 +82,9 @@ uint32_t largest_value_bits(const uint32_t* values, size_t begin, size_t end) {
     return largest;
 }
 
+// Whether f16 can hold a constant's values: weights all below f16's smallest normal (2^-14)
+// lose their precision or become zeros, and genuine values beyond 65504 would be clamped.
+// Sentinels of 1e30 and more (masks written as -FLT_MAX) are not values and may be clamped.
 bool f16_can_hold(const Tensor& constant) {
     if (constant.dtype() != DType::f32) return true;
     const auto* values = static_cast<const uint32_t*>(constant.raw_data());
