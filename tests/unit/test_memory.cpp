@@ -1,6 +1,7 @@
 // Memory of a session: view ops alias their input, pointwise ops run in place over inputs that
 // die there, plans of different shapes share working memory and the plan cache is bounded, and
 // with I/O binding a steady run allocates and copies nothing.
+#include "core/shared_weights.hpp"
 #include "counting_backend.hpp"
 
 #include <infer/infer.hpp>
@@ -180,4 +181,56 @@ TEST_CASE("bound outputs of the wrong name, dtype or shape are refused before ru
     Batch fine{{"y", Tensor::empty(DType::f32, {2, 3})}};
     session.run(inputs, fine);  // still usable
     CHECK(fine["y"].to_vector<float>()[0] == std::max(0.0f, ramp(6)[0]));
+}
+
+TEST_CASE("sessions share the derived forms of a constant while one of them holds it", "[memory][session]") {
+    using detail::SharedWeights;
+    const Tensor weight = Tensor::from_vector(std::vector<float>{1.0f, 2.0f, 3.0f}, {3});
+    int made = 0;
+    const auto make = [&] {
+        ++made;
+        return Tensor::from_vector(std::vector<float>{2.0f, 4.0f, 6.0f}, {3});
+    };
+    {
+        const Tensor a = SharedWeights::find_or_make(weight, "doubled", make);
+        const Tensor b = SharedWeights::find_or_make(weight, "doubled", make);
+        CHECK(made == 1);
+        CHECK(a.buffer() == b.buffer());
+        CHECK(b.to_vector<float>() == std::vector<float>{2.0f, 4.0f, 6.0f});
+        CHECK_FALSE(SharedWeights::find(weight, "tripled").defined());  // another form
+        // Another constant with the same values is another constant.
+        const Tensor twin = Tensor::from_vector(std::vector<float>{1.0f, 2.0f, 3.0f}, {3});
+        CHECK_FALSE(SharedWeights::find(twin, "doubled").defined());
+    }
+    // Nobody holds the form any more: it is gone, and made again when asked for.
+    CHECK_FALSE(SharedWeights::find(weight, "doubled").defined());
+    (void)SharedWeights::find_or_make(weight, "doubled", make);
+    CHECK(made == 2);
+
+    // The registry holds weak references only: forms made and dropped over and over leave
+    // nothing alive behind them.
+    const size_t before = SharedWeights::live_forms();
+    for (int i = 0; i < 1000; ++i) {
+        const Tensor source = Tensor::from_vector(std::vector<float>{float(i)}, {1});
+        (void)SharedWeights::find_or_make(source, "doubled", make);
+    }
+    CHECK(SharedWeights::live_forms() == before);
+}
+
+TEST_CASE("f16 sessions of one graph share their converted weights and outlive each other", "[memory][session]") {
+    GraphBuilder b("shared");
+    auto x = b.input("x", DType::f32, {2, 4});
+    std::vector<float> w(16);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = 0.125f * float(i) - 1.0f;
+    b.output("y", b.matmul(x, b.constant(Tensor::from_vector(w, {4, 4}))));
+    const Graph g = b.build();
+    const Batch batch{{"x", Tensor::from_vector(std::vector<float>{1, 2, 3, 4, -1, -2, -3, -4}, {2, 4})}};
+    const size_t before = detail::SharedWeights::live_forms();
+    auto first = std::make_unique<Session>(g, SessionOptions{.precision = Precision::f16});
+    const std::vector<float> expected = first->run(batch)["y"].to_vector<float>();
+    CHECK(detail::SharedWeights::live_forms() == before + 1);  // the f16 weight
+    Session second(g, {.precision = Precision::f16});
+    CHECK(detail::SharedWeights::live_forms() == before + 1);  // the same one
+    first.reset();
+    CHECK(second.run(batch)["y"].to_vector<float>() == expected);
 }

@@ -4,6 +4,7 @@
 #include "core/ops/op_schema.hpp"
 #include "core/ops/shape_functions.hpp"
 #include "core/passes/pipeline.hpp"
+#include "core/shared_weights.hpp"
 
 #include <infer/error.hpp>
 
@@ -125,7 +126,10 @@ private:
     bool is_constant(int id) const { return out_->constants.count(id) != 0; }
     bool f16_holds(int id) const {
         auto [it, added] = f16_holds_.try_emplace(id, true);
-        if (added) it->second = f16_can_hold(out_->constants.at(id));
+        // A form in f16 that a live session made answers without a scan: only constants that f16
+        // holds are converted to it.
+        const Tensor& constant = out_->constants.at(id);
+        if (added) it->second = SharedWeights::find(constant, "f16").defined() || f16_can_hold(constant);
         return it->second;
     }
 
@@ -139,9 +143,13 @@ private:
         const int cast = static_cast<int>(out_->values.size()) - 1;
         dtype_.push_back(type);
         if (is_constant(id)) {
+            // Another live session of the graph may have converted it already.
             const Tensor& host = out_->constants.at(id);
-            Tensor converted = Tensor::empty(type, host.shape());
-            conversions_.push_back({host, converted});  // filled in by convert_constants()
+            Tensor converted = SharedWeights::find(host, std::string(dtype_name(type)));
+            if (!converted.defined()) {
+                converted = Tensor::empty(type, host.shape());
+                conversions_.push_back({host, converted});  // filled in by convert_constants()
+            }
             out_->constants[cast] = converted;
         } else {
             out_->nodes.push_back({"Cast", name, {id}, {cast}, {{"to", dtype_to_onnx(type)}}});
@@ -169,6 +177,7 @@ private:
             else
                 convert_elements(source, from.dtype(), target, to.dtype(), n);
         });
+        for (const auto& [from, to] : conversions_) SharedWeights::add(from, std::string(dtype_name(to.dtype())), to);
     }
 
     void narrow_clamped(const uint32_t* in, char* out, size_t count) const {

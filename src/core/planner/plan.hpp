@@ -90,7 +90,8 @@ struct Plan {
 };
 
 // Tensors of constants uploaded to devices, and the forms kernels prepacked them into, shared
-// by all the plans of a session so weights move and convert once per session and device.
+// by all the plans of a session so weights move and convert once per session and device. The
+// uploads are shared across sessions too (core/shared_weights.hpp) while one of them lives.
 class WeightCache {
 public:
     Tensor on_device(int value_id, const Tensor& host, const Device& device);

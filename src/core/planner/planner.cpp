@@ -11,6 +11,7 @@
 #include "core/log.hpp"
 #include "core/ops/op_schema.hpp"
 #include "core/planner/plan.hpp"
+#include "core/shared_weights.hpp"
 
 #include <infer/error.hpp>
 
@@ -33,7 +34,8 @@ int Plan::storage_of(int slot) const {
 Tensor WeightCache::on_device(int value_id, const Tensor& host, const Device& device) {
     std::lock_guard lock(mutex_);
     Tensor& cached = tensors_[{value_id, device.to_string()}];
-    if (!cached.defined()) cached = host.to(device);
+    // Uploaded once per session, and not again while another session of the graph holds it.
+    if (!cached.defined()) cached = SharedWeights::find_or_make(host, device.to_string(), [&] { return host.to(device); });
     return cached;
 }
 
