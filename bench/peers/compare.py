@@ -95,14 +95,18 @@ def replace_measurement(doc, point, fresh):
 
 def print_table(entries, infer_by_point):
     columns = ("peer", "device", "precision", "batch", "host memory", "infer median ms", "peer median ms",
-               "ratio infer/peer")
+               "ratio infer/peer", "fastest")
     rows = []
     for e in entries:
-        infer = infer_by_point.get(point_of(e))
+        point = point_of(e)
+        infer = infer_by_point.get(point)
         ratio = e["infer_latency_ratio"]
+        medians = [(p["latency_ms"]["median"], p["peer"]) for p in entries if point_of(p) == point]
+        if infer:
+            medians.append((infer["latency_ms"]["median"], "infer"))
         rows.append((e["peer"], e["device"], e["precision"], str(e["batch"]), e["host_memory"] or "-",
                      f"{infer['latency_ms']['median']:.3f}" if infer else "-", f"{e['latency_ms']['median']:.3f}",
-                     f"{ratio:.2f}" if ratio is not None else "-"))
+                     f"{ratio:.2f}" if ratio is not None else "-", min(medians)[1]))
     widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(columns)]
     print("  ".join(c.rjust(w) for c, w in zip(columns, widths)))
     for row in rows:

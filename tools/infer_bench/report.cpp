@@ -353,17 +353,31 @@ Cell ratio_cell(const std::optional<double>& ratio, bool higher_is_better) {
     return {format_ratio(*ratio), better ? "better" : "worse"};
 }
 
+// Who ran the point of `peer` fastest (lowest median): "infer" or a peer's name, marked green
+// when it is infer.
+Cell fastest_cell(const json& doc, const json& peer) {
+    std::string name = "infer";
+    std::optional<double> best = infer_median_for(doc, peer);
+    for (const json* other : array_items(doc, "peers")) {
+        if (!same_configuration(*other, peer)) continue;
+        const std::optional<double> median = number(child(*other, "latency_ms"), "median");
+        if (median && (!best || *median < *best)) best = median, name = text(*other, "peer");
+    }
+    return {escape_html(name), name == "infer" ? "better" : "worse"};
+}
+
 std::string render_peers_table(const json& doc) {
     const std::vector<const json*> peers = array_items(doc, "peers");
     if (peers.empty()) return "";
     std::string html =
         "<h2>Peers</h2>\n<p class=\"caption\">The same model, inputs and timing rules in another runtime on the same "
         "machine, in the same run. Latency ratio = infer median / peer median (below 1: infer is faster); "
-        "throughput ratio = infer / peer (above 1: infer is faster).</p>\n"
+        "throughput ratio = infer / peer (above 1: infer is faster); fastest: the lowest median at that point, "
+        "infer's or any peer's.</p>\n"
         "<div class=\"table-scroll\">\n<table class=\"peers\">\n" +
         render_header_row({"peer", "device", "precision", "host memory", "batch", "runs", "peer median ms",
                            "peer p90 ms", "peer p99 ms", "peer items/s", "infer median ms", "latency ratio",
-                           "throughput ratio"},
+                           "throughput ratio", "fastest"},
                           4);
     for (const json* peer : peers) {
         const json& latency = child(*peer, "latency_ms");
@@ -375,7 +389,7 @@ std::string render_peers_table(const json& doc) {
              cell(number(*peer, "runs"), format_count), cell(number(latency, "median"), format_ms),
              cell(number(latency, "p90"), format_ms), cell(number(latency, "p99"), format_ms),
              cell(number(*peer, "throughput_per_s"), format_rate), cell(infer_median_for(doc, *peer), format_ms),
-             ratio_cell(latency_ratio, false), ratio_cell(throughput_ratio, true)});
+             ratio_cell(latency_ratio, false), ratio_cell(throughput_ratio, true), fastest_cell(doc, *peer)});
     }
     return html + "</table>\n</div>\n";
 }
