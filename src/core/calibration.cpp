@@ -41,7 +41,8 @@ Calibration calibrate(const Graph& graph, const std::vector<Batch>& batches, con
     // The fused graph an int8 session plans from, before quantization: its product nodes carry
     // the names the session's QuantizedMatMul nodes will have.
     const std::shared_ptr<Backend> cpu = backend_for(Device::CPU);
-    const detail::PassContext context{*cpu, Precision::f32};
+    detail::PassContext context{*cpu, Precision::f32};
+    context.separate_products = true;
     auto fused = std::make_shared<detail::GraphIR>(*detail::run_pipeline(graph.ir(), context));
     std::vector<std::pair<std::string, int>> watched;  // product node name, its input A
     {

@@ -372,6 +372,38 @@ std::vector<Case> fused_cases() {
         c.push_back(fused);
     }
 
+    // Attention with Q, K and V packed side by side in one [B, S, 3·H·D] input (qkv_packed, as
+    // passes/fuse_qkv.cpp makes it): the kernels read each head a row every 3·H·D values.
+    for (const auto& s : std::vector<AttentionSpec>{{2, 5, 5, 2, 4, std::nullopt},
+                                                    {3, 7, 7, 3, 8, Shape{3, 1, 1, 7}},
+                                                    {2, 70, 70, 2, 64, Shape{2, 1, 1, 70}},
+                                                    {1, 33, 33, 3, 32, Shape{1, 3, 33, 33}}}) {
+        const int64_t e = s.heads * s.d;
+        const double scale = 1.0 / std::sqrt(static_cast<double>(s.d));
+        std::vector<InputSpec> inputs{x("QKV", {s.batch, s.sq, 3 * e})};
+        std::vector<Operand> operands{arg(0), absent(), absent()};
+        if (s.bias) {
+            inputs.push_back(x("Bias", *s.bias, 2.0));
+            operands.push_back(arg(1));
+        }
+        Case packed{"Attention",
+                    "packed QKV B" + std::to_string(s.batch) + " S" + std::to_string(s.sq) + " H" + std::to_string(s.heads) +
+                        " D" + std::to_string(s.d) + (s.bias ? " bias " + s.bias->to_string() : ""),
+                    inputs,
+                    node("Attention", {{"num_heads", s.heads}, {"scale", static_cast<float>(scale)}, {"qkv_packed", int64_t{1}}},
+                         operands),
+                    [s, scale, e](const auto& v, DType) {
+                        // Q, K and V: the thirds of the last axis.
+                        std::vector<RefTensor> parts(3, RefTensor{Shape{s.batch, s.sq, e}, {}});
+                        for (int64_t row = 0; row < s.batch * s.sq; ++row)
+                            for (int part = 0; part < 3; ++part)
+                                for (int64_t j = 0; j < e; ++j) parts[part].data.push_back(v[0].data[(row * 3 + part) * e + j]);
+                        return std::vector{ref::attention(parts[0], parts[1], parts[2], s.bias ? &v[1] : nullptr, s.heads, scale)};
+                    }};
+        packed.accumulates = true;
+        c.push_back(packed);
+    }
+
     // QuantizedMatMul (precision int8): FusedMatMul with the weight quantized per column (s8)
     // and A per row (u8), against the same quantization carried out here in f32 steps, then the
     // exact integer product dequantized in f64. The weight is an input here, so this covers

@@ -247,6 +247,63 @@ TEST_CASE("attention with its head split and merge becomes one Attention node", 
     for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(expected[i]).margin(1e-5));
 }
 
+TEST_CASE("the Q, K and V projections of one input become one product that Attention reads in place", "[fusion]") {
+    // BERT's self-attention after its head split and scale are fused: three products of x by
+    // a weight plus a bias, read only by the Attention node.
+    constexpr int64_t kBatch = 2, kSeq = 5, kHeads = 2, kDepth = 4, kWidth = kHeads * kDepth;
+    const auto build = [](bool q_is_output, bool cross) {
+        GraphBuilder b;
+        auto x = b.input("x", DType::f32, {kBatch, kSeq, kWidth});
+        auto memory = b.input("memory", DType::f32, {kBatch, kSeq, kWidth});
+        auto mask = b.input("mask", DType::f32, {kBatch, 1, 1, kSeq});
+        float seed = 0.01f;
+        const auto project = [&](Value from) {
+            seed += 0.013f;
+            return b.add(b.matmul(from, b.constant(ramp({kWidth, kWidth}, seed, -0.3f))), b.constant(ramp({kWidth}, 0.05f, seed)));
+        };
+        auto q = project(x), k = project(cross ? memory : x), v = project(cross ? memory : x);
+        if (q_is_output) b.output("q", q);
+        b.output("y", b.op1("Attention", {q, k, v, mask}, {{"num_heads", int64_t{kHeads}}, {"scale", 0.5f}}));
+        return b.build();
+    };
+    const Batch input{{"x", ramp({kBatch, kSeq, kWidth}, 0.1f, -1.0f)},
+                      {"memory", ramp({kBatch, kSeq, kWidth}, -0.07f, 0.5f)},
+                      {"mask", ramp({kBatch, 1, 1, kSeq}, -0.5f, 0.0f)}};
+    Session packed(build(false, false));
+    Session apart(build(true, false));  // Q is read outside the attention: the three stay apart
+    Session cross(build(false, true));  // K and V of another input: nothing to share
+    CHECK(count_op(packed.placement(), "FusedMatMul") == 1);
+    CHECK(count_op(apart.placement(), "FusedMatMul") == 3);
+    CHECK(count_op(cross.placement(), "FusedMatMul") == 3);
+    const std::vector<float> got = packed.run(input)["y"].to_vector<float>();
+    const std::vector<float> expected = apart.run(input)["y"].to_vector<float>();
+    REQUIRE(got.size() == expected.size());
+    for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(expected[i]).margin(1e-5));
+    // The same in the low types (the packed weight is converted like any other).
+    for (Precision p : {Precision::f16, Precision::bf16}) {
+        INFO("precision " << precision_name(p));
+        const std::vector<float> low = Session(build(false, false), {.precision = p}).run(input)["y"].to_vector<float>();
+        for (size_t i = 0; i < low.size(); ++i) CHECK(low[i] == Approx(expected[i]).epsilon(p == Precision::f16 ? 3e-3 : 3e-2).margin(1e-3));
+    }
+}
+
+TEST_CASE("Attention with packed Q, K and V outside its form is a clear error", "[fusion][errors]") {
+    const auto graph = [](int64_t width, bool with_k, int64_t packed) {
+        GraphBuilder b;
+        auto qkv = b.input("qkv", DType::f32, {1, 3, width});
+        Value k = with_k ? b.input("k", DType::f32, {1, 3, 4}) : Value{};
+        b.output("y", b.op1("Attention", {qkv, k, Value{}}, {{"num_heads", int64_t{2}}, {"qkv_packed", packed}}));
+        return b.build();
+    };
+    CHECK_THROWS_WITH(graph(12, true, 1), Catch::Contains("K and V are part of input 0 and must be absent"));
+    CHECK_THROWS_WITH(graph(10, false, 1), Catch::Contains("does not split into Q, K and V of 2 heads"));
+    CHECK_THROWS_WITH(graph(12, false, 2), Catch::Contains("qkv_packed must be 0 or 1"));
+    CHECK_THROWS_WITH(graph(12, false, 0), Catch::Contains("K and V are required"));
+    const Graph good = graph(12, false, 1);
+    const std::vector<float> y = Session(good).run({{"qkv", ramp({1, 3, 12}, 0.1f, -0.5f)}})["y"].to_vector<float>();
+    CHECK(y.size() == 12);
+}
+
 TEST_CASE("GPT-2's attention fuses: Q, K and V split from one tensor, head sizes computed", "[fusion]") {
     // As transformers' GPT-2 exports it: Q, K and V come from a Split of the fused projection,
     // so shape inference knows neither their shape nor the batch and sequence sizes; the head

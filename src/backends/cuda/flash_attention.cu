@@ -73,6 +73,7 @@ struct KernelArgs {
     const void *q, *k, *v, *bias;
     void* out;
     int batch, heads, sq, sk, query_tiles;
+    int input_row;  // elements between sequence positions of Q, K and V (packed: three heads' rows)
     BiasStrides bias_strides;
     float scale_log2;  // scale · log2(e): the softmax runs on exp2
 };
@@ -89,10 +90,10 @@ __global__ void __launch_bounds__(kThreads) flash_attention_kernel(KernelArgs a)
     const int head = (blockIdx.x / a.query_tiles) % a.heads;
     const int b = blockIdx.x / (a.query_tiles * a.heads);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-    const int64_t row_elements = static_cast<int64_t>(a.heads) * D;
-    const T* q = static_cast<const T*>(a.q) + static_cast<int64_t>(b) * a.sq * row_elements + head * D;
-    const T* k = static_cast<const T*>(a.k) + static_cast<int64_t>(b) * a.sk * row_elements + head * D;
-    const T* v = static_cast<const T*>(a.v) + static_cast<int64_t>(b) * a.sk * row_elements + head * D;
+    const int64_t row_elements = static_cast<int64_t>(a.heads) * D, input_row = a.input_row;
+    const T* q = static_cast<const T*>(a.q) + static_cast<int64_t>(b) * a.sq * input_row + head * D;
+    const T* k = static_cast<const T*>(a.k) + static_cast<int64_t>(b) * a.sk * input_row + head * D;
+    const T* v = static_cast<const T*>(a.v) + static_cast<int64_t>(b) * a.sk * input_row + head * D;
     const T* bias = a.bias ? static_cast<const T*>(a.bias) + b * a.bias_strides.batch + head * a.bias_strides.head
                            : nullptr;
 
@@ -103,10 +104,10 @@ __global__ void __launch_bounds__(kThreads) flash_attention_kernel(KernelArgs a)
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
         const int col = s * 16 + 2 * t;
-        qf[s][0] = live0 ? load_pair(q + row0 * row_elements + col) : 0u;
-        qf[s][1] = live1 ? load_pair(q + row1 * row_elements + col) : 0u;
-        qf[s][2] = live0 ? load_pair(q + row0 * row_elements + col + 8) : 0u;
-        qf[s][3] = live1 ? load_pair(q + row1 * row_elements + col + 8) : 0u;
+        qf[s][0] = live0 ? load_pair(q + row0 * input_row + col) : 0u;
+        qf[s][1] = live1 ? load_pair(q + row1 * input_row + col) : 0u;
+        qf[s][2] = live0 ? load_pair(q + row0 * input_row + col + 8) : 0u;
+        qf[s][3] = live1 ? load_pair(q + row1 * input_row + col + 8) : 0u;
     }
 
     float o[kTiles][4];
@@ -123,8 +124,8 @@ __global__ void __launch_bounds__(kThreads) flash_attention_kernel(KernelArgs a)
             const int r = i / kChunks, c = (i % kChunks) * 8;
             uint4 kv = make_uint4(0, 0, 0, 0), vv = make_uint4(0, 0, 0, 0);
             if (key0 + r < a.sk) {
-                kv = *reinterpret_cast<const uint4*>(k + (key0 + r) * row_elements + c);
-                vv = *reinterpret_cast<const uint4*>(v + (key0 + r) * row_elements + c);
+                kv = *reinterpret_cast<const uint4*>(k + (key0 + r) * input_row + c);
+                vv = *reinterpret_cast<const uint4*>(v + (key0 + r) * input_row + c);
             }
             *reinterpret_cast<uint4*>(&keys[r * kStride + c]) = kv;
             *reinterpret_cast<uint4*>(&values[r * kStride + c]) = vv;
@@ -249,16 +250,17 @@ bool flash_attention_covers(DType type, int64_t head_dim, int64_t value_head_dim
 bool flash_attention(const Launch& l, const AttentionProblem& p) {
     if (!flash_attention_covers(p.type, p.head_dim, p.head_dim)) return false;
     // 16-byte loads of K and V rows: every row start must be aligned (D is a multiple of 8).
-    if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v) || !aligned16(p.out)) return false;
+    if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v) || !aligned16(p.out) || p.input_row % 8 != 0) return false;
     const int64_t query_tiles = (p.sq + kQueryTile - 1) / kQueryTile;
     const int64_t blocks = query_tiles * p.heads * p.batch;
     // Indices inside the kernel are 32-bit where they count rows and blocks.
     constexpr int64_t kIntLimit = int64_t{1} << 31;
-    if (blocks >= kIntLimit || p.sq >= kIntLimit / (p.heads * p.head_dim) || p.sk >= kIntLimit / (p.heads * p.head_dim))
+    if (blocks >= kIntLimit || p.sq >= kIntLimit / p.input_row || p.sk >= kIntLimit / p.input_row ||
+        p.input_row < p.heads * p.head_dim)
         return false;
     KernelArgs args{p.q, p.k, p.v, p.bias, p.out, static_cast<int>(p.batch), static_cast<int>(p.heads),
-                    static_cast<int>(p.sq), static_cast<int>(p.sk), static_cast<int>(query_tiles), p.bias_strides,
-                    p.scale * kLog2e};
+                    static_cast<int>(p.sq), static_cast<int>(p.sk), static_cast<int>(query_tiles),
+                    static_cast<int>(p.input_row), p.bias_strides, p.scale * kLog2e};
     if (p.type == DType::f16) launch<__half>(l, p, args, static_cast<unsigned>(blocks));
     else launch<__nv_bfloat16>(l, p, args, static_cast<unsigned>(blocks));
     return true;

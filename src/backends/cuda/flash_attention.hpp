@@ -15,13 +15,14 @@ struct BiasStrides {
     int64_t batch = 0, head = 0, query = 0, key = 0;
 };
 
-// Q [B, Sq, H·D], K [B, Sk, H·D], V [B, Sk, H·D], out [B, Sq, H·D], all contiguous; the bias,
-// when present, is added to the scaled scores.
+// Q [B, Sq, H·D], K [B, Sk, H·D], V [B, Sk, H·D] with `input_row` elements from one sequence
+// position to the next (H·D, or 3·H·D where the three come packed in one tensor), out
+// [B, Sq, H·D] contiguous; the bias, when present, is added to the scaled scores.
 struct AttentionProblem {
     DType type;
     const void *q, *k, *v, *bias;
     void* out;
-    int64_t batch, heads, sq, sk, head_dim;
+    int64_t batch, heads, sq, sk, head_dim, input_row;
     BiasStrides bias_strides;
     float scale;
 };

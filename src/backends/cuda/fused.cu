@@ -15,6 +15,8 @@
 #include "backends/cuda/packed.cuh"
 #include "backends/cuda/skinny_gemm.hpp"
 
+#include "core/ops/attention_layout.hpp"
+
 #include <algorithm>
 
 namespace infer::cuda {
@@ -133,27 +135,25 @@ __global__ void bias_softmax_kernel(T* scores, const T* bias, BiasStrides bs, in
 }
 
 void run_attention(const Launch& l) {
-    const Tensor &q = l.ctx.input(0), &k = l.ctx.input(1), &v = l.ctx.input(2);
     const Tensor& out = l.ctx.output(0);
     if (out.numel() == 0) return;
-    const DType type = q.dtype();
-    const int64_t heads = l.ctx.attrs().get_int("num_heads", 1);
+    const DType type = l.ctx.input(0).dtype();
+    const detail::AttentionLayout a = detail::attention_layout(l.ctx);
     const float scale = l.ctx.attrs().get_float("scale", 1.0f);
-    const int64_t batch = q.shape()[0], sq = q.shape()[1], sk = k.shape()[1];
-    const int64_t eq = q.shape()[2], ev = v.shape()[2], d = eq / heads, dv = ev / heads;
+    const int64_t batch = a.batch, heads = a.heads, sq = a.sq, sk = a.sk, d = a.d, dv = a.dv, ev = out.shape()[2];
     BiasStrides bs;
     if (l.ctx.has_input(3)) {
         const std::vector<int64_t> s = broadcast_strides(l.ctx.input(3).shape(), Shape({batch, heads, sq, sk}));
         bs = {s[0], s[1], s[2], s[3]};
     }
-    if (d == dv && flash_attention(l, {type, l.in(0), l.in(1), l.in(2), l.ctx.has_input(3) ? l.in(3) : nullptr,
-                                       l.out(0), batch, heads, sq, sk, d, bs, scale}))
-        return;
     const size_t element = dtype_size(type);
-    char* scores = static_cast<char*>(l.ctx.workspace(static_cast<size_t>(batch * heads * sq * sk) * element));
     const char* pq = static_cast<const char*>(l.in(0));
-    const char* pk = static_cast<const char*>(l.in(1));
-    const char* pv = static_cast<const char*>(l.in(2));
+    const char* pk = a.packed ? pq + a.k_offset * element : static_cast<const char*>(l.in(1));
+    const char* pv = a.packed ? pq + a.v_offset * element : static_cast<const char*>(l.in(2));
+    if (d == dv && flash_attention(l, {type, pq, pk, pv, l.ctx.has_input(3) ? l.in(3) : nullptr, l.out(0), batch, heads,
+                                       sq, sk, d, a.q_row, bs, scale}))
+        return;
+    char* scores = static_cast<char*>(l.ctx.workspace(static_cast<size_t>(batch * heads * sq * sk) * element));
     char* po = static_cast<char*>(l.out(0));
     // Two strided levels (batch, head) and cuBLAS strides one: loop over the shorter and let
     // one strided-batched product cover the longer. Looping over a batch of 256 cost 512
@@ -162,10 +162,10 @@ void run_attention(const Launch& l) {
     const int64_t loops = by_head ? heads : batch, count = by_head ? batch : heads;
     for (int64_t i = 0; i < loops; ++i) {
         const int64_t b = by_head ? 0 : i, h = by_head ? i : 0;
-        const int64_t q_step = by_head ? sq * eq : d, k_step = by_head ? sk * eq : d;
+        const int64_t q_step = by_head ? sq * a.q_row : d, k_step = by_head ? sk * a.k_row : d;
         const int64_t s_step = by_head ? heads * sq * sk : sq * sk;
-        const GemmOperand qh{pq + (b * sq * eq + h * d) * element, eq, q_step, false};
-        const GemmOperand kh{pk + (b * sk * eq + h * d) * element, eq, k_step, true};
+        const GemmOperand qh{pq + (b * sq * a.q_row + h * d) * element, a.q_row, q_step, false};
+        const GemmOperand kh{pk + (b * sk * a.k_row + h * d) * element, a.k_row, k_step, true};
         gemm_row_major(l, type, sq, sk, d, scale, qh, kh, 0.0f, scores + ((b * heads + h) * sq * sk) * element, sk,
                        s_step, count);
     }
@@ -180,9 +180,9 @@ void run_attention(const Launch& l) {
     for (int64_t i = 0; i < loops; ++i) {
         const int64_t b = by_head ? 0 : i, h = by_head ? i : 0;
         const int64_t p_step = by_head ? heads * sq * sk : sq * sk;
-        const int64_t v_step = by_head ? sk * ev : dv, o_step = by_head ? sq * ev : dv;
+        const int64_t v_step = by_head ? sk * a.v_row : dv, o_step = by_head ? sq * ev : dv;
         const GemmOperand p{scores + ((b * heads + h) * sq * sk) * element, sk, p_step, false};
-        const GemmOperand vh{pv + (b * sk * ev + h * dv) * element, ev, v_step, false};
+        const GemmOperand vh{pv + (b * sk * a.v_row + h * dv) * element, a.v_row, v_step, false};
         gemm_row_major(l, type, sq, dv, sk, 1.0f, p, vh, 0.0f, po + (b * sq * ev + h * dv) * element, ev, o_step,
                        count);
     }
@@ -191,10 +191,14 @@ void run_attention(const Launch& l) {
 // The fused kernel needs no scores; should it decline at run time (operands not aligned), the
 // workspace grows on demand.
 size_t attention_scores_bytes(const NodeSignature& node) {
-    const Shape &q = node.input_shapes.at(0), &k = node.input_shapes.at(1), &v = node.input_shapes.at(2);
-    const int64_t heads = node.attributes ? node.attributes->get_int("num_heads", 1) : 1;
-    if (flash_attention_covers(node.kernel_dtype, q[2] / heads, v[2] / heads)) return 0;
-    return static_cast<size_t>(q[0] * heads * q[1] * k[1]) * dtype_size(node.kernel_dtype);
+    static const Attributes none;
+    const Shape& q = node.input_shapes.at(0);
+    const bool present = node.inputs_present.size() > 2 && node.inputs_present[1] && node.inputs_present[2];
+    const detail::AttentionLayout a = detail::attention_layout(node.attributes ? *node.attributes : none, q,
+                                                               present ? node.input_shapes.at(1) : q,
+                                                               present ? node.input_shapes.at(2) : q);
+    if (flash_attention_covers(node.kernel_dtype, a.d, a.dv)) return 0;
+    return static_cast<size_t>(a.batch * a.heads * a.sq * a.sk) * dtype_size(node.kernel_dtype);
 }
 
 }  // namespace

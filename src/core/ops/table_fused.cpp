@@ -261,16 +261,15 @@ std::vector<Shape> shape_add_layer_norm(const InferenceContext& ctx) {
 // Attention(Q[B, Sq, H·D], K[B, Sk, H·D], V[B, Sk, H·Dv], bias?) with num_heads H and scale:
 // per head, softmax(Q·Kᵀ·scale + bias)·V, heads merged back into [B, Sq, H·Dv]. The additive
 // bias (a mask, a relative position bias) broadcasts to [B, H, Sq, Sk].
+// With qkv_packed = 1 (passes/fuse_qkv.cpp), input 0 is one product's output [B, S, 3·H·D]
+// holding Q, K and V side by side along its last axis, and inputs 1 and 2 are absent: kernels
+// read the three in place, a row of each every 3·H·D values.
 std::vector<Shape> shape_attention(const InferenceContext& ctx) {
     check_same_dtypes(ctx, 0);
     const int64_t heads = ctx.attrs().get_int("num_heads", 0);
     if (heads <= 0) ctx.fail("num_heads must be positive");
-    const Shape &q = ctx.shape(0), &k = ctx.shape(1), &v = ctx.shape(2);
-    if (q.rank() != 3 || k.rank() != 3 || v.rank() != 3)
-        ctx.fail("Q, K and V must be 3-D, got " + q.to_string() + ", " + k.to_string() + ", " + v.to_string());
-    for (const Shape* s : {&q, &k, &v})
-        if ((*s)[2] != kDynamic && (*s)[2] % heads != 0)
-            ctx.fail("the last axis of " + s->to_string() + " does not split into " + std::to_string(heads) + " heads");
+    const int64_t packed = ctx.attrs().get_int("qkv_packed", 0);
+    if (packed != 0 && packed != 1) ctx.fail("qkv_packed must be 0 or 1, got " + std::to_string(packed));
     // A mask's shape often stays unknown until run time (it is computed); the output's is not.
     bool bias_too_deep = false;
     try {
@@ -278,6 +277,22 @@ std::vector<Shape> shape_attention(const InferenceContext& ctx) {
     } catch (const ShapeUnknown&) {
     }
     if (bias_too_deep) ctx.fail("the bias must have rank <= 4");
+    if (packed) {
+        if (ctx.has_input(1) || ctx.has_input(2)) ctx.fail("with qkv_packed, K and V are part of input 0 and must be absent");
+        const Shape& qkv = ctx.shape(0);
+        if (qkv.rank() != 3) ctx.fail("the packed Q, K and V must be 3-D, got " + qkv.to_string());
+        if (qkv[2] != kDynamic && qkv[2] % (3 * heads) != 0)
+            ctx.fail("the last axis of " + qkv.to_string() + " does not split into Q, K and V of " + std::to_string(heads) +
+                     " heads each");
+        return {Shape({qkv[0], qkv[1], qkv[2] == kDynamic ? kDynamic : qkv[2] / 3})};
+    }
+    if (!ctx.has_input(1) || !ctx.has_input(2)) ctx.fail("K and V are required (unless qkv_packed)");
+    const Shape &q = ctx.shape(0), &k = ctx.shape(1), &v = ctx.shape(2);
+    if (q.rank() != 3 || k.rank() != 3 || v.rank() != 3)
+        ctx.fail("Q, K and V must be 3-D, got " + q.to_string() + ", " + k.to_string() + ", " + v.to_string());
+    for (const Shape* s : {&q, &k, &v})
+        if ((*s)[2] != kDynamic && (*s)[2] % heads != 0)
+            ctx.fail("the last axis of " + s->to_string() + " does not split into " + std::to_string(heads) + " heads");
     return {Shape({q[0], q[1], v[2]})};
 }
 
@@ -308,7 +323,7 @@ std::vector<OpSchema> fused_op_schemas() {
         // keeps_f32 as LayerNormalization does: the residual stream stays in f32.
         {"AddLayerNormalization", 3, 4, 1, 2, 0, dtype_add_layer_norm, shape_add_layer_norm, 0, kFusedF32},
         // Low like the products it is made of; the softmax is computed in f32 inside.
-        {"Attention", 3, 4, 1, 1, 0, same, shape_attention, 0, kFusedLow},
+        {"Attention", 1, 4, 1, 1, 0, same, shape_attention, 0, kFusedLow},  // K, V absent when packed
         // Silu(X) = X · Sigmoid(X) (EfficientNet's, YOLO's activation), in one pass; in place.
         {"Silu", 1, 1, 1, 1, 0, same, shape_unary, 0, kFusedPointwise},
     };

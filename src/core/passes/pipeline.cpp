@@ -43,6 +43,8 @@ const std::vector<NamedPass>& session_passes() {
         {"fuse_rms_norm", fuse_rms_norm},
         {"fuse_attention", fuse_attention},
         {"fuse_matmul_epilogue", fuse_matmul_epilogue},
+        // After it: the projections it gave their biases become one product.
+        {"fuse_qkv", fuse_qkv},
         // Before the conv epilogue fusion, which would take its convolutions as FusedConv.
         {"quantize_convolutions", quantize_convolutions},
         {"fuse_conv_epilogue", fuse_conv_epilogue},

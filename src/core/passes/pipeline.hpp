@@ -25,6 +25,9 @@ struct PassContext {
     std::set<std::string> keep_f32 = {};
     // int8: calibrated activation ranges (static quantization), or null (dynamic).
     const Calibration* calibration = nullptr;
+    // Keep every product of the graph apart (no fuse_qkv): calibration (calibration.cpp) names
+    // the products as an int8 session, which keeps them apart, will see them.
+    bool separate_products = false;
 
     // Whether the target has a kernel for `op` in the dtype it will run in after lowering (the
     // op's precision class decides), so that fusing never moves work off the target device.
@@ -66,6 +69,8 @@ void fuse_rms_norm(Rewriter& rewriter, const PassContext& context);
 void fuse_attention(Rewriter& rewriter, const PassContext& context);
 // MatMul by a weight, + bias, + Gelu/Relu (fuse_matmul.cpp).
 void fuse_matmul_epilogue(Rewriter& rewriter, const PassContext& context);
+// Q, K and V projections of one input to one product read in place by Attention (fuse_qkv.cpp).
+void fuse_qkv(Rewriter& rewriter, const PassContext& context);
 // Conv + residual Add + Relu (fuse_conv.cpp).
 void fuse_conv_epilogue(Rewriter& rewriter, const PassContext& context);
 // Residual Add + LayerNormalization (fuse_add_layer_norm.cpp).

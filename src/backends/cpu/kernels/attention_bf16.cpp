@@ -16,6 +16,7 @@
 #include "backends/cpu/kernels/packed_float_gemm.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 #include "backends/cpu/kernels/register.hpp"
+#include "core/ops/attention_layout.hpp"
 
 #include <memory>
 #include <vector>
@@ -32,11 +33,10 @@ public:
           kernel_(bf16_gemm_kernel()) {}
 
     void run(KernelContext& ctx) const override {
-        const Tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
         Tensor& out = ctx.output(0);
         if (out.numel() == 0) return;
-        const int64_t batch = q.shape()[0], sq = q.shape()[1], sk = k.shape()[1];
-        const int64_t eq = q.shape()[2], ev = v.shape()[2], d = eq / heads_, dv = ev / heads_;
+        const detail::AttentionLayout a = detail::attention_layout(ctx);
+        const int64_t batch = a.batch, sq = a.sq, sk = a.sk, d = a.d, dv = a.dv, ev = out.shape()[2];
         const PackedFloatLayout keys = packed_float_layout(kernel_, d, sk);
         const PackedFloatLayout values = packed_float_layout(kernel_, sk, dv);
         // Per head: scores (f32), probabilities (bf16), then packed Kᵀ and V (bf16).
@@ -60,9 +60,9 @@ public:
                 bias = widened;
             }
         }
-        const auto* pq = static_cast<const uint16_t*>(q.raw_data());
-        const auto* pk = static_cast<const uint16_t*>(k.raw_data());
-        const auto* pv = static_cast<const uint16_t*>(v.raw_data());
+        const auto* pq = static_cast<const uint16_t*>(ctx.input(0).raw_data());
+        const auto* pk = a.packed ? pq + a.k_offset : static_cast<const uint16_t*>(ctx.input(1).raw_data());
+        const auto* pv = a.packed ? pq + a.v_offset : static_cast<const uint16_t*>(ctx.input(2).raw_data());
         auto* po = static_cast<uint16_t*>(out.raw_data());
         parallel_for(batch * heads_, 1, [&](int64_t begin, int64_t end) {
             for (int64_t bh = begin; bh < end; ++bh) {
@@ -71,13 +71,14 @@ public:
                 auto* probabilities = reinterpret_cast<uint16_t*>(scores + score_floats);
                 uint16_t* keys_packed = probabilities + sq * sk;
                 uint16_t* values_packed = keys_packed + packed_elements(keys);
-                pack_bf16_pairs(keys, pk + b * sk * eq + h * d, eq, true, keys_packed);
+                pack_bf16_pairs(keys, pk + b * sk * a.k_row + h * d, a.k_row, true, keys_packed);
                 TileWriter to_scores{scores, false, sk};
                 to_scores.scale = scale_;
-                gemm_packed_float(keys, keys_packed, pq + b * sq * eq + h * d, eq, sq, &TileWriter::tile, &to_scores);
+                gemm_packed_float(keys, keys_packed, pq + b * sq * a.q_row + h * d, a.q_row, sq, &TileWriter::tile,
+                                  &to_scores);
                 biased_softmax_rows(scores, sq, sk, bias ? bias + b * bs[0] + h * bs[1] : nullptr, bs[2], bs[3]);
                 float_to_bfloat16(scores, probabilities, static_cast<size_t>(sq * sk));
-                pack_bf16_pairs(values, pv + b * sk * ev + h * dv, ev, false, values_packed);
+                pack_bf16_pairs(values, pv + b * sk * a.v_row + h * dv, a.v_row, false, values_packed);
                 TileWriter to_out{po + b * sq * ev + h * dv, true, ev};
                 gemm_packed_float(values, values_packed, probabilities, sk, sq, &TileWriter::tile, &to_out);
             }
@@ -96,8 +97,9 @@ void register_bf16_attention_kernel(KernelRegistry& registry) {
     const KernelFactory previous = *registry.find("Attention", DType::bf16);
     registry.add_compiled("Attention", DType::bf16, [previous](const CompileContext& c) -> std::unique_ptr<CompiledKernel> {
         const NodeSignature& node = c.node();
-        const bool all_bf16 = node.input_dtypes[0] == DType::bf16 && node.input_dtypes[1] == DType::bf16 &&
-                              node.input_dtypes[2] == DType::bf16 && node.output_dtypes[0] == DType::bf16;
+        bool all_bf16 = node.input_dtypes[0] == DType::bf16 && node.output_dtypes[0] == DType::bf16;
+        for (size_t i = 1; i < 3; ++i)  // K and V, unless packed into input 0
+            all_bf16 = all_bf16 && (!node.inputs_present[i] || node.input_dtypes[i] == DType::bf16);
         const bool bias_ok = node.input_dtypes.size() < 4 || !node.inputs_present[3] ||
                              node.input_dtypes[3] == DType::bf16 || node.input_dtypes[3] == DType::f32;
         // A decode step's few queries: packing K and V would cost as much as the products, and

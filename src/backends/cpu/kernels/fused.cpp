@@ -13,6 +13,7 @@
 #include "backends/cpu/kernels/parallel.hpp"
 #include "backends/cpu/kernels/register.hpp"
 #include "backends/cpu/kernels/strided_copy.hpp"
+#include "core/ops/attention_layout.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -132,34 +133,36 @@ void add_layer_norm_kernel(KernelContext& ctx) {
 }
 
 // Per batch and head: softmax(Q·Kᵀ·scale + bias)·V, reading the heads in place in the
-// [B, S, H·D] layout (leading dimension H·D) and writing them merged. The products stay on
+// [B, S, H·D] layout (leading dimension H·D, or 3·H·D where Q, K and V come packed in one
+// tensor) and writing them merged. The products stay on
 // sgemm: our f32 kernel measured no faster on MiniLM's 32-wide heads (at batch 8, 15.5 against
 // 13.7–15 ms) and sums in another order, which moved DynamicQuantizeLinear's steps in ONNX
 // Runtime's int8 MiniLM past its agreement with ORT (tests/e2e).
 void attention_kernel(KernelContext& ctx) {
-    const Tensor &q = ctx.input(0), &k = ctx.input(1), &v = ctx.input(2);
     Tensor& out = ctx.output(0);
     if (out.numel() == 0) return;
-    const int64_t heads = ctx.attrs().get_int("num_heads", 1);
+    const detail::AttentionLayout a = detail::attention_layout(ctx);
+    const int64_t batch = a.batch, heads = a.heads, sq = a.sq, sk = a.sk, d = a.d, dv = a.dv;
     const float scale = ctx.attrs().get_float("scale", 1.0f);
-    const int64_t batch = q.shape()[0], sq = q.shape()[1], sk = k.shape()[1];
-    const int64_t eq = q.shape()[2], ev = v.shape()[2], d = eq / heads, dv = ev / heads;
     const bool has_bias = ctx.has_input(3);
     // The bias's element strides as [B, H, Sq, Sk] (0 along the axes it broadcasts over).
     const std::vector<int64_t> bs =
         has_bias ? broadcast_strides(ctx.input(3).shape(), Shape({batch, heads, sq, sk})) : std::vector<int64_t>(4, 0);
     const float* bias = has_bias ? ctx.input(3).data<float>() : nullptr;
     auto* scores = static_cast<float*>(ctx.workspace(sizeof(float) * batch * heads * sq * sk));
-    const float *pq = q.data<float>(), *pk = k.data<float>(), *pv = v.data<float>();
+    const float* pq = ctx.input(0).data<float>();
+    const float* pk = a.packed ? pq + a.k_offset : ctx.input(1).data<float>();
+    const float* pv = a.packed ? pq + a.v_offset : ctx.input(2).data<float>();
+    const int64_t ev = out.shape()[2];
     float* po = out.data<float>();
     parallel_for(batch * heads, 1, [&](int64_t begin, int64_t end) {
         for (int64_t bh = begin; bh < end; ++bh) {
             const int64_t b = bh / heads, h = bh % heads;
             float* s = scores + bh * sq * sk;
-            sgemm_serial(false, true, sq, sk, d, scale, pq + b * sq * eq + h * d, eq, pk + b * sk * eq + h * d, eq,
-                         0.0f, s, sk);
+            sgemm_serial(false, true, sq, sk, d, scale, pq + b * sq * a.q_row + h * d, a.q_row,
+                         pk + b * sk * a.k_row + h * d, a.k_row, 0.0f, s, sk);
             biased_softmax_rows(s, sq, sk, bias ? bias + b * bs[0] + h * bs[1] : nullptr, bs[2], bs[3]);
-            sgemm_serial(false, false, sq, dv, sk, 1.0f, s, sk, pv + b * sk * ev + h * dv, ev, 0.0f,
+            sgemm_serial(false, false, sq, dv, sk, 1.0f, s, sk, pv + b * sk * a.v_row + h * dv, a.v_row, 0.0f,
                          po + b * sq * ev + h * dv, ev);
         }
     });
