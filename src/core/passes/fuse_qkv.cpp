@@ -10,6 +10,7 @@
 #include "core/passes/pipeline.hpp"
 
 #include <cstring>
+#include <vector>
 
 namespace infer::detail {
 
@@ -48,12 +49,13 @@ Tensor side_by_side(const std::vector<const Tensor*>& parts, int64_t rows) {
     const size_t element = dtype_size(type);
     Shape shape = parts[0]->rank() == 2 ? Shape({rows, width}) : Shape({width});
     Tensor joined = Tensor::empty(type, shape);
+    std::vector<Tensor> dense;
+    for (const Tensor* part : parts) dense.push_back(part->contiguous());
     auto* out = static_cast<char*>(joined.raw_data());
     for (int64_t r = 0; r < rows; ++r)
-        for (const Tensor* part : parts) {
-            const Tensor host = part->contiguous();
-            const size_t bytes = static_cast<size_t>(part->shape()[part->rank() - 1]) * element;
-            std::memcpy(out, static_cast<const char*>(host.raw_data()) + r * bytes, bytes);
+        for (const Tensor& part : dense) {
+            const size_t bytes = static_cast<size_t>(part.shape()[part.rank() - 1]) * element;
+            std::memcpy(out, static_cast<const char*>(part.raw_data()) + r * bytes, bytes);
             out += bytes;
         }
     return joined;
