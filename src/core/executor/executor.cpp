@@ -195,10 +195,25 @@ namespace {
 // f16 bit patterns: with the sign cleared they order as magnitudes do.
 constexpr uint16_t kF16Infinity = 0x7c00, kF16SmallestNormal = 0x0400;
 
-bool f16_out_of_range(const Tensor& t) {
-    const auto* bits = static_cast<const uint16_t*>(t.raw_data());
+// The largest magnitude among `count` f16 values, as bits, in fixed blocks of 32 lanes that the
+// compiler vectorizes, in an AVX2 clone where the CPU has it (the core is built for baseline
+// x86-64, whose SSE2 has no unsigned 16-bit max): the first f16 run of a plan on a GPU scans
+// every step's output (DistilBERT at batch 512: about 5 GB), and element by element, with
+// numel() recomputed in the loop test, that first run took 19.7 s on an H100 host.
+__attribute__((target_clones("avx2", "default"))) uint16_t largest_f16_bits(const uint16_t* bits, size_t count) {
+    constexpr size_t kLanes = 32;
+    uint16_t lanes[kLanes] = {};
+    size_t i = 0;
+    for (; i + kLanes <= count; i += kLanes)
+        for (size_t j = 0; j < kLanes; ++j) lanes[j] = std::max<uint16_t>(lanes[j], bits[i + j] & 0x7fff);
     uint16_t largest = 0;
-    for (int64_t i = 0; i < t.numel(); ++i) largest = std::max<uint16_t>(largest, bits[i] & 0x7fff);
+    for (; i < count; ++i) largest = std::max<uint16_t>(largest, bits[i] & 0x7fff);
+    for (const uint16_t lane : lanes) largest = std::max(largest, lane);
+    return largest;
+}
+
+bool f16_out_of_range(const Tensor& t) {
+    const uint16_t largest = largest_f16_bits(static_cast<const uint16_t*>(t.raw_data()), static_cast<size_t>(t.numel()));
     return largest >= kF16Infinity || (largest > 0 && largest < kF16SmallestNormal);
 }
 }  // namespace

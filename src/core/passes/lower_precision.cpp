@@ -64,8 +64,10 @@ void run_tasks(size_t count, const Task& task) {
 
 constexpr size_t kChunk = size_t{1} << 20;  // values per task
 
-// The largest magnitude below 1e30 among values[begin, end), as bits.
-uint32_t largest_value_bits(const uint32_t* values, size_t begin, size_t end) {
+// The largest magnitude below 1e30 among values[begin, end), as bits (an AVX2 clone where the
+// CPU has it: the core is built for baseline x86-64, whose SSE2 has no unsigned 32-bit max).
+__attribute__((target_clones("avx2", "default"))) uint32_t largest_value_bits(const uint32_t* values, size_t begin,
+                                                                               size_t end) {
     const uint32_t sentinel = bits_of(1e30f);  // infinities and NaN lie above it too
     uint32_t lanes[kLanes] = {};
     size_t i = begin;
@@ -81,6 +83,21 @@ uint32_t largest_value_bits(const uint32_t* values, size_t begin, size_t end) {
     }
     for (const uint32_t lane : lanes) largest = std::max(largest, lane);
     return largest;
+}
+
+// out = in with finite magnitudes beyond `bound` (bits) clamped to it, signs, infinities and NaN
+// kept (an AVX2 clone where the CPU has it, as above).
+__attribute__((target_clones("avx2", "default"))) void clamp_magnitudes(const uint32_t* in, uint32_t* out, size_t n,
+                                                                         uint32_t bound) {
+    const uint32_t infinity = bits_of(INFINITY);
+    const auto clamp = [&](uint32_t bits) {
+        const uint32_t magnitude = bits & kMagnitudeBits;
+        return magnitude > bound && magnitude < infinity ? (bits & ~kMagnitudeBits) | bound : bits;
+    };
+    size_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+        for (size_t j = 0; j < kLanes; ++j) out[i + j] = clamp(in[i + j]);
+    for (; i < n; ++i) out[i] = clamp(in[i]);
 }
 
 // Whether f16 can hold a constant's values: weights all below f16's smallest normal (2^-14)
@@ -183,17 +200,10 @@ private:
     void narrow_clamped(const uint32_t* in, char* out, size_t count) const {
         constexpr size_t kBlock = 4096;  // a multiple of kLanes
         uint32_t block[kBlock];
-        const uint32_t bound = bits_of(largest_finite(low_)), infinity = bits_of(INFINITY);
-        const auto clamp = [&](uint32_t bits) {
-            const uint32_t magnitude = bits & kMagnitudeBits;
-            return magnitude > bound && magnitude < infinity ? (bits & ~kMagnitudeBits) | bound : bits;
-        };
+        const uint32_t bound = bits_of(largest_finite(low_));
         for (size_t begin = 0; begin < count; begin += kBlock) {
             const size_t n = std::min(kBlock, count - begin);
-            size_t i = 0;
-            for (; i + kLanes <= n; i += kLanes)
-                for (size_t j = 0; j < kLanes; ++j) block[i + j] = clamp(in[begin + i + j]);
-            for (; i < n; ++i) block[i] = clamp(in[begin + i]);
+            clamp_magnitudes(in + begin, block, n, bound);
             convert_elements(block, DType::f32, out + begin * dtype_size(low_), low_, n);
         }
     }
