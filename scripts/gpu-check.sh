@@ -42,7 +42,8 @@
 #                                      default all nine; made with the machine's torchvision) against the framework on cuda in
 #                                      f32/f16/bf16, then ResNet-50 on cuda in f16 at
 #                                      $INFER_CNN_PEER_BATCHES (default 64) with PyTorch eager and
-#                                      torch.compile beside it, and ResNet-50 and MobileNetV2
+#                                      torch.compile beside it (infer measured again point by point
+#                                      between them), and ResNet-50 and MobileNetV2
 #                                      (depthwise) alone at $INFER_CNN_BATCHES (default 1,64)
 #   scripts/gpu-check.sh cpu           build infer-bench (and the unit and op tests: on a host with
 #                                      AMX, its kernels' tests and the bf16 and int8 op tests through
@@ -174,7 +175,8 @@ if [[ $mode == cnn ]]; then
     >"$logs/resnet50.log" 2>&1 || status=1
   cat "$logs/resnet50.log"
   timeout 300 python3 bench/peers/compare.py --no-torch-cpu --peers torch,torch.compile "$logs/resnet50.json" \
-    --out "$logs/resnet50-with-peers.json" >"$logs/resnet50-peers.log" 2>&1 || status=1
+    --infer-bench build-gpu/bin/infer-bench --out "$logs/resnet50-with-peers.json" >"$logs/resnet50-peers.log" 2>&1 ||
+    status=1
   cat "$logs/resnet50-peers.log"
   for model in resnet50-random mobilenet-v2-random; do
     timeout 60 build-gpu/bin/infer-bench $model --devices cuda --batch "${INFER_CNN_BATCHES:-1,64}" \
