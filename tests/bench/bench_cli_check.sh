@@ -77,6 +77,8 @@ cmp -s "$work/report.html" "$work/again.html" || fail "re-rendered report differ
 [[ $? -eq 2 ]] && grep -q "no model 'no-such-model'" "$work/err.txt" || fail "missing model error"
 "$bench" --devices tpu >"$work/err.txt" 2>&1
 [[ $? -eq 2 ]] && grep -q "tpu" "$work/err.txt" || fail "unknown device error"
+"$bench" --devices cpu --host-memory nowhere >"$work/err.txt" 2>&1
+[[ $? -eq 2 ]] && grep -q "host-memory 'nowhere'" "$work/err.txt" || fail "unknown host memory error"
 if [[ -f "$cache/gpt2-tiny-generation/config.json" ]]; then
   "$bench" "$cache/gpt2-tiny-generation" --generate --batch 1,3 --prompt 5 --new-tokens 6 --runs 2 \
     --json "$work/generation.json" >"$work/generation.txt" 2>&1 || { cat "$work/generation.txt"; fail "--generate"; }

@@ -138,6 +138,7 @@ int main(int argc, char** argv) {
             const auto cpu_precisions = cpu_precisions_text.empty()
                                             ? precisions
                                             : parse_list<Precision>(cpu_precisions_text, parse_precision);
+            const auto host_memories = parse_list<std::string>(host_memory, host_memory_choice);
             const auto requested = parse_list<Device>(devices_text, Device::parse);
             std::vector<std::string> notes;
             std::vector<Device> devices;
@@ -200,7 +201,7 @@ int main(int argc, char** argv) {
                         options.series.push_back({device, precision, std::nullopt});
                         continue;
                     }
-                    for (const std::string& memory : parse_list<std::string>(host_memory, host_memory_choice)) {
+                    for (const std::string& memory : host_memories) {
                         if (memory == "pinned" || memory == "both" || memory == "all")
                             options.series.push_back({device, precision, bench::HostMemory::pinned});
                         if (memory == "pageable" || memory == "both" || memory == "all")

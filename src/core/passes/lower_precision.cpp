@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <thread>
 
@@ -40,12 +40,6 @@ float largest_finite(DType low) { return low == DType::f16 ? 65504.0f : 3.389531
 constexpr uint32_t kMagnitudeBits = 0x7fffffffu;
 constexpr size_t kLanes = 16;
 
-uint32_t bits_of(float v) {
-    uint32_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    return bits;
-}
-
 // Runs task(i) for i in [0, count) on up to 8 threads (the calling one included): a model's
 // weights are hundreds of MiB, and on a GPU host's many cores the session's start should not
 // wait for one of them to scan, convert and fault in every page alone.
@@ -68,7 +62,7 @@ constexpr size_t kChunk = size_t{1} << 20;  // values per task
 // CPU has it: the core is built for baseline x86-64, whose SSE2 has no unsigned 32-bit max).
 __attribute__((target_clones("avx2", "default"))) uint32_t largest_value_bits(const uint32_t* values, size_t begin,
                                                                                size_t end) {
-    const uint32_t sentinel = bits_of(1e30f);  // infinities and NaN lie above it too
+    const uint32_t sentinel = std::bit_cast<uint32_t>(1e30f);  // infinities and NaN lie above it too
     uint32_t lanes[kLanes] = {};
     size_t i = begin;
     for (; i + kLanes <= end; i += kLanes)
@@ -89,7 +83,7 @@ __attribute__((target_clones("avx2", "default"))) uint32_t largest_value_bits(co
 // kept (an AVX2 clone where the CPU has it, as above).
 __attribute__((target_clones("avx2", "default"))) void clamp_magnitudes(const uint32_t* in, uint32_t* out, size_t n,
                                                                          uint32_t bound) {
-    const uint32_t infinity = bits_of(INFINITY);
+    const uint32_t infinity = std::bit_cast<uint32_t>(INFINITY);
     const auto clamp = [&](uint32_t bits) {
         const uint32_t magnitude = bits & kMagnitudeBits;
         return magnitude > bound && magnitude < infinity ? (bits & ~kMagnitudeBits) | bound : bits;
@@ -113,8 +107,8 @@ bool f16_can_hold(const Tensor& constant) {
     });
     uint32_t largest = 0;
     for (const uint32_t l : largest_per_chunk) largest = std::max(largest, l);
-    if (largest > bits_of(65504.0f)) return false;
-    return largest == 0 || largest >= bits_of(6.103515625e-05f);
+    if (largest > std::bit_cast<uint32_t>(65504.0f)) return false;
+    return largest == 0 || largest >= std::bit_cast<uint32_t>(6.103515625e-05f);
 }
 
 class Lowering {
@@ -200,7 +194,7 @@ private:
     void narrow_clamped(const uint32_t* in, char* out, size_t count) const {
         constexpr size_t kBlock = 4096;  // a multiple of kLanes
         uint32_t block[kBlock];
-        const uint32_t bound = bits_of(largest_finite(low_));
+        const uint32_t bound = std::bit_cast<uint32_t>(largest_finite(low_));
         for (size_t begin = 0; begin < count; begin += kBlock) {
             const size_t n = std::min(kBlock, count - begin);
             clamp_magnitudes(in + begin, block, n, bound);
