@@ -13,6 +13,7 @@
 #include <infer/tensor.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -283,6 +284,15 @@ public:
     // Claims non-overlapping runs of an offer as segments, in order; by default none, so every
     // node runs on its own.
     virtual std::vector<SegmentClaim> compile_segments(const SegmentOffer& offer) const;
+
+    // ---- numeric checks
+    // The largest magnitude among `count` f16 values at `data` (memory of device `index`), as
+    // f16 bits with the sign cleared (they order as magnitudes do: 0x7c00 and above is infinity
+    // or NaN), once the work queued on `stream` has written them: an f16 plan's first run asks
+    // this of every step's f16 output to find overflow. The default copies the values to the
+    // host in bounded chunks and scans them there; a backend whose memory the host cannot
+    // address should reduce on the device and copy back only the answer.
+    virtual uint16_t largest_f16_magnitude(const void* data, size_t count, int index, Stream* stream);
 
     // ---- memory estimates (before anything is allocated)
     // Scratch memory every stream holds while it lives (CUDA: the cuBLAS workspace).

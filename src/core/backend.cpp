@@ -2,11 +2,13 @@
 // backend registry with the built-in backends.
 #include "core/backend_registry.hpp"
 #include "core/cpu_isa.hpp"
+#include "core/half_convert.hpp"
 #include "core/ops/op_schema.hpp"
 
 #include <infer/backend.hpp>
 #include <infer/error.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -101,6 +103,21 @@ void Backend::copy_on_device(void* dst, const void* src, size_t bytes, int, Stre
 }
 
 std::unique_ptr<Stream> Backend::create_stream(int) { return std::make_unique<Stream>(); }
+
+uint16_t Backend::largest_f16_magnitude(const void* data, size_t count, int index, Stream* stream) {
+    // Through a bounded staging area: an output can be gigabytes.
+    constexpr size_t kChunk = size_t{1} << 20;
+    std::vector<uint16_t> staging(std::min(count, kChunk));
+    const auto* values = static_cast<const uint16_t*>(data);
+    uint16_t largest = 0;
+    for (size_t done = 0; done < count; done += kChunk) {
+        const size_t n = std::min(kChunk, count - done);
+        copy_to_host(staging.data(), values + done, n * sizeof(uint16_t), index, stream);
+        if (stream) stream->synchronize();
+        largest = std::max(largest, detail::largest_f16_magnitude_bits(staging.data(), n));
+    }
+    return largest;
+}
 
 size_t Backend::stream_workspace_bytes(int) const { return 0; }
 

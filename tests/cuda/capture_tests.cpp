@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace infer;
@@ -106,6 +107,25 @@ TEST_CASE("f16 sessions on cuda notice activations below f16's range", "[cuda][p
     for (int run = 0; run < 3; ++run) {
         INFO("run " << run);
         CHECK(relative_error(session.run(in)["y"].to_vector<float>(), reference) <= 1e-2);
+    }
+    CHECK_FALSE(session.placement().kept_f32.empty());
+}
+
+TEST_CASE("f16 sessions on cuda notice results beyond f16's largest value", "[cuda][precision]") {
+    // Each layer grows the values about 15-fold: after five they pass 65504, infinity in f16.
+    GraphBuilder b("growing");
+    Value x = b.input("x", DType::f32, {4, kWidth});
+    for (uint32_t layer = 0; layer < 6; ++layer) x = b.relu(b.matmul(x, weight(b, {kWidth, kWidth}, 50 + layer, 6.0f)));
+    b.output("y", b.matmul(x, weight(b, {kWidth, 8}, 60, 1.0f)));
+    const Graph graph = b.build();
+    const Batch in{{"x", Tensor::from_vector(random_values(4 * kWidth, 5), {4, kWidth})}};
+    const std::vector<float> reference = graph.run(in)["y"].to_vector<float>();
+    Session session(graph, on_cuda(Precision::f16, true));
+    for (int run = 0; run < 3; ++run) {
+        INFO("run " << run);
+        const std::vector<float> y = session.run(in)["y"].to_vector<float>();
+        CHECK(std::all_of(y.begin(), y.end(), [](float v) { return std::isfinite(v); }));
+        CHECK(relative_error(y, reference) <= 1e-2);
     }
     CHECK_FALSE(session.placement().kept_f32.empty());
 }

@@ -86,3 +86,46 @@ TEST_CASE("streams and empty allocations", "[cuda][device]") {
     CHECK(pinned->pinned());
     CHECK(pinned->host_accessible());
 }
+
+// The f16 range check of an f16 plan's first run reduces on the device: it must find what a
+// host scan of the same values finds, at every alignment and length, with or without a stream.
+TEST_CASE("the largest f16 magnitude found on the device is the host scan's", "[cuda][device][precision]") {
+    auto backend = cuda_backend();
+    auto stream = backend->create_stream(0);
+    constexpr size_t kCount = (size_t{3} << 20) + 5;  // several blocks' worth and a ragged tail
+    std::vector<uint16_t> bits(kCount);
+    std::mt19937 engine(11);
+    // Ordinary magnitudes up to 2.0 (bits 0x4000), both signs.
+    for (uint16_t& b : bits) b = static_cast<uint16_t>(engine() % 0x4000) | static_cast<uint16_t>(engine() & 0x8000);
+    auto buffer = backend->allocate(kCount * sizeof(uint16_t), 0);
+    const auto on_device = [&](size_t offset, size_t count, Stream* s) {
+        backend->copy_from_host(buffer->data(), bits.data(), kCount * sizeof(uint16_t), 0, nullptr);
+        return backend->largest_f16_magnitude(static_cast<uint16_t*>(buffer->data()) + offset, count, 0, s);
+    };
+    const auto on_host = [&](size_t offset, size_t count) {
+        uint16_t largest = 0;
+        for (size_t i = offset; i < offset + count; ++i) largest = std::max<uint16_t>(largest, bits[i] & 0x7fff);
+        return largest;
+    };
+    for (const size_t offset : {size_t{0}, size_t{1}, size_t{3}, size_t{8}})
+        for (const size_t count : {size_t{1}, size_t{7}, size_t{8}, size_t{9}, size_t{1000}, kCount - offset}) {
+            INFO("offset " << offset << ", count " << count);
+            CHECK(on_device(offset, count, stream.get()) == on_host(offset, count));
+        }
+    // One value out of range anywhere is found: infinity, a NaN, negative or not, last or first.
+    for (const auto& [where, value] : std::vector<std::pair<size_t, uint16_t>>{
+             {kCount - 1, 0x7c00}, {0, 0xfc00}, {kCount / 2, 0x7e01}, {12345, 0xffff}}) {
+        INFO("value " << value << " at " << where);
+        const uint16_t kept = bits[where];
+        bits[where] = value;
+        CHECK(on_device(0, kCount, stream.get()) == (value & 0x7fff));
+        CHECK(on_device(0, kCount, nullptr) == (value & 0x7fff));
+        bits[where] = kept;
+    }
+    // All zeros, negative zeros and subnormals: the largest is 0 or a subnormal's bits.
+    std::fill(bits.begin(), bits.end(), uint16_t{0x8000});
+    CHECK(on_device(0, kCount, stream.get()) == 0);
+    bits[77] = 0x0123;
+    CHECK(on_device(0, kCount, stream.get()) == 0x0123);
+    CHECK(backend->largest_f16_magnitude(buffer->data(), 0, 0, stream.get()) == 0);
+}

@@ -3,10 +3,12 @@
 // layer (randomly initialised torchvision MobileNetV3 and EfficientNet reach 1e-9 to 1e-14) or
 // grow past 65504 computes garbage in f16 unless the session notices and computes those parts
 // in f32. bf16 has f32's range and needs none of this.
+#include <infer/backend.hpp>
 #include <infer/infer.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -160,4 +162,24 @@ TEST_CASE("lowered constants are rounded to nearest, clamped to the low type's r
             }
         }
     }
+}
+
+// What a backend whose memory the host cannot address inherits: the values copied to the host in
+// bounded chunks (here through the CPU backend's memcpy) and scanned there.
+TEST_CASE("Backend::largest_f16_magnitude's default scans in chunks and finds any value out of range",
+          "[session][precision]") {
+    const std::shared_ptr<Backend> backend = backend_for(Device::CPU);
+    const size_t count = (size_t{5} << 19) + 3;  // more than two chunks of 1M values, ragged
+    std::vector<uint16_t> bits(count);
+    for (size_t i = 0; i < count; ++i) bits[i] = static_cast<uint16_t>((i * 2654435761u >> 7) % 0x3c00 | (i % 2) << 15);
+    uint16_t largest = 0;
+    for (const uint16_t b : bits) largest = std::max<uint16_t>(largest, b & 0x7fff);
+    CHECK(backend->largest_f16_magnitude(bits.data(), count, 0, nullptr) == largest);
+    for (const size_t where : {size_t{0}, size_t{1} << 20, count - 1}) {
+        const uint16_t kept = bits[where];
+        bits[where] = 0xfc00;  // -infinity
+        CHECK(backend->largest_f16_magnitude(bits.data(), count, 0, nullptr) == 0x7c00);
+        bits[where] = kept;
+    }
+    CHECK(backend->largest_f16_magnitude(bits.data(), 0, 0, nullptr) == 0);
 }

@@ -4,6 +4,7 @@
 
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_stream.hpp"
+#include "backends/cuda/f16_range.hpp"
 #include "backends/cuda/graph_segment.hpp"
 #include "backends/cuda/kernel_support.hpp"
 #include "core/log.hpp"
@@ -166,6 +167,13 @@ public:
     void copy_on_device(void* dst, const void* src, size_t bytes, int index,
                         Stream* stream) override {
         copy(dst, src, bytes, index, stream, cudaMemcpyDeviceToDevice, "device to device");
+    }
+
+    uint16_t largest_f16_magnitude(const void* data, size_t count, int index, Stream* stream) override {
+        check_index(index);
+        DeviceGuard guard(index);
+        // Without a stream of ours: the legacy default stream, which waits for the others.
+        return cuda::largest_f16_magnitude(data, count, native(stream), device_name(index));
     }
 
     std::unique_ptr<Stream> create_stream(int index) override {

@@ -1,4 +1,5 @@
 #include "core/executor/executor.hpp"
+#include "core/half_convert.hpp"
 #include "core/ops/op_schema.hpp"
 
 #include <infer/error.hpp>
@@ -191,45 +192,27 @@ void ExecutionContext::run_segment(size_t index) {
     segment.segment->run(run);
 }
 
-namespace {
-// f16 bit patterns: with the sign cleared they order as magnitudes do.
-constexpr uint16_t kF16Infinity = 0x7c00, kF16SmallestNormal = 0x0400;
-
-// The largest magnitude among `count` f16 values, as bits, in fixed blocks of 32 lanes that the
-// compiler vectorizes, in an AVX2 clone where the CPU has it (the core is built for baseline
-// x86-64, whose SSE2 has no unsigned 16-bit max): the first f16 run of a plan on a GPU scans
-// every step's output (DistilBERT at batch 512: about 5 GB), and element by element, with
-// numel() recomputed in the loop test, that first run took 19.7 s on an H100 host.
-__attribute__((target_clones("avx2", "default"))) uint16_t largest_f16_bits(const uint16_t* bits, size_t count) {
-    constexpr size_t kLanes = 32;
-    uint16_t lanes[kLanes] = {};
-    size_t i = 0;
-    for (; i + kLanes <= count; i += kLanes)
-        for (size_t j = 0; j < kLanes; ++j) lanes[j] = std::max<uint16_t>(lanes[j], bits[i + j] & 0x7fff);
-    uint16_t largest = 0;
-    for (; i < count; ++i) largest = std::max<uint16_t>(largest, bits[i] & 0x7fff);
-    for (const uint16_t lane : lanes) largest = std::max(largest, lane);
-    return largest;
-}
-
-bool f16_out_of_range(const Tensor& t) {
-    const uint16_t largest = largest_f16_bits(static_cast<const uint16_t*>(t.raw_data()), static_cast<size_t>(t.numel()));
-    return largest >= kF16Infinity || (largest > 0 && largest < kF16SmallestNormal);
-}
-}  // namespace
-
 // On the CPU the kernel has finished when it returns, and the scan costs one read of the output
-// against a kernel that wrote it. Elsewhere the result is copied to the host first, so only
-// the first run of a plan in this context pays for it (see out_of_range()).
+// against a kernel that wrote it. Elsewhere the device's backend finds the largest magnitude
+// (on the device, for CUDA) once the step's work is done, a wait per step, so only the first
+// run of a plan in this context pays for it (see out_of_range()).
 void ExecutionContext::check_range(size_t index, const KernelStep& step) {
     if (!step.device.is_cpu() && segment_states_.front().ran) return;
     for (const Tensor& out : bound_[index].outputs) {
         if (!out.defined() || out.dtype() != DType::f16 || out.numel() == 0) continue;
         // Looked up only for steps with an f16 output: every step of every CPU run comes here.
         if (const OpSchema* schema = find_op(step.signature.op); schema && schema->traits.moves_values) return;
-        if (!step.device.is_cpu()) devices_[plan_->device_slot(step.device)]->stream->synchronize();
-        const Tensor host = out.buffer()->host_accessible() ? out : out.to(Device::CPU);
-        if (f16_out_of_range(host)) {
+        const auto count = static_cast<size_t>(out.numel());
+        uint16_t largest = 0;
+        if (out.buffer()->host_accessible()) {
+            if (!step.device.is_cpu()) devices_[plan_->device_slot(step.device)]->stream->synchronize();
+            largest = detail::largest_f16_magnitude_bits(static_cast<const uint16_t*>(out.raw_data()), count);
+        } else {
+            DeviceState& device = *devices_[plan_->device_slot(step.device)];
+            largest = device.backend->largest_f16_magnitude(out.raw_data(), count, out.device().index,
+                                                            device.stream.get());
+        }
+        if (detail::f16_magnitude_out_of_range(largest)) {
             out_of_range_.push_back(step.signature.name);
             return;
         }
