@@ -1,7 +1,8 @@
 // The fused attention kernel (see flash_attention.hpp). Layout of the work:
 //   block  = 4 warps = 64 query rows of one (batch, head); grid = query tiles × heads × batch
 //   warp   = 16 query rows, its Q fragments held in registers for the whole key walk
-//   step   = 64 keys: K and V tiles staged in shared memory, S = Q·Kᵀ (16 × 64 per warp) in
+//   step   = 64 keys: K and V tiles copied asynchronously into shared memory (double-buffered
+//            for heads up to 64 wide: the next tile loads during this one), S = Q·Kᵀ (16 × 64 per warp) in
 //            f32 registers, online softmax on them, then O += P·V with P reused straight from
 //            the registers of S (the accumulator layout of m16n8k16 is its A-operand layout).
 // Fragment layouts of mma.sync.m16n8k16 (g = lane / 4, t = lane % 4):
@@ -69,6 +70,19 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t r[4], const void* row
                  : "r"(address));
 }
 
+// 16 bytes from global to shared memory without passing through registers (sm_80+), or 16
+// zero bytes where `bytes` is 0 (the source is then not read); completed by cp_async_wait.
+__device__ __forceinline__ void cp_async_16(void* shared, const void* global, int bytes) {
+    const auto address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(global), "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+// Waits until at most `Pending` of this thread's committed groups are still in flight.
+template <int Pending>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
+}
+
 struct KernelArgs {
     const void *q, *k, *v, *bias;
     void* out;
@@ -78,13 +92,23 @@ struct KernelArgs {
     float scale_log2;  // scale · log2(e): the softmax runs on exp2
 };
 
+// K and V tiles in shared memory: two of each where they fit the 48 KB of static shared memory
+// (D <= 64), so that the next tile loads while this one is multiplied; one for larger heads.
+template <int D>
+constexpr int kStages = D <= 64 ? 2 : 1;
+// Blocks per multiprocessor the compiler must leave registers for: four where the double
+// buffers allow it (137 registers a thread gave three, 18.75% occupancy, on an H100), and for
+// wider heads what their registers allowed before the asynchronous copies.
+template <int D>
+constexpr int kMinBlocks = D <= 64 ? 4 : D <= 96 ? 3 : 2;
+
 template <class T, int D>
-__global__ void __launch_bounds__(kThreads) flash_attention_kernel(KernelArgs a) {
+__global__ void __launch_bounds__(kThreads, kMinBlocks<D>) flash_attention_kernel(KernelArgs a) {
     constexpr int kStride = D + 8;  // shared rows padded by 16 bytes: fragment reads hit distinct banks
     constexpr int kSteps = D / 16;  // k-steps of Q·Kᵀ
     constexpr int kTiles = D / 8;   // n-tiles of the output
-    __shared__ __align__(16) T keys[kKeyTile * kStride];
-    __shared__ __align__(16) T values[kKeyTile * kStride];
+    __shared__ __align__(16) T keys[kStages<D>][kKeyTile * kStride];
+    __shared__ __align__(16) T values[kStages<D>][kKeyTile * kStride];
 
     const int tile = blockIdx.x % a.query_tiles;
     const int head = (blockIdx.x / a.query_tiles) % a.heads;
@@ -96,6 +120,23 @@ __global__ void __launch_bounds__(kThreads) flash_attention_kernel(KernelArgs a)
     const T* v = static_cast<const T*>(a.v) + static_cast<int64_t>(b) * a.sk * input_row + head * D;
     const T* bias = a.bias ? static_cast<const T*>(a.bias) + b * a.bias_strides.batch + head * a.bias_strides.head
                            : nullptr;
+
+    // Stages the K and V tiles from key0 into buffer `stage`, 16 bytes per copy, as one group of
+    // asynchronous copies; keys past the end become zeros, so that their (masked)
+    // probabilities of 0 never meet garbage in P·V.
+    const auto load_tile = [&](int stage, int key0) {
+        constexpr int kChunks = D / 8;
+#pragma unroll(D <= 64 ? 4 : 1)
+        for (int i = threadIdx.x; i < kKeyTile * kChunks; i += kThreads) {
+            const int r = i / kChunks, c = (i % kChunks) * 8;
+            const bool inside = key0 + r < a.sk;
+            const int64_t offset = inside ? static_cast<int64_t>(key0 + r) * input_row + c : 0;
+            cp_async_16(&keys[stage][r * kStride + c], k + offset, inside ? 16 : 0);
+            cp_async_16(&values[stage][r * kStride + c], v + offset, inside ? 16 : 0);
+        }
+        cp_async_commit();
+    };
+    load_tile(0, 0);  // in flight while Q's fragments load
 
     // This thread's two query rows; rows past the end read zeros and are never written.
     const int row0 = tile * kQueryTile + warp * kRowsPerWarp + g, row1 = row0 + 8;
@@ -115,29 +156,30 @@ __global__ void __launch_bounds__(kThreads) flash_attention_kernel(KernelArgs a)
     for (int n = 0; n < kTiles; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
     float max0 = -INFINITY, max1 = -INFINITY, sum0 = 0.0f, sum1 = 0.0f;
 
-    for (int key0 = 0; key0 < a.sk; key0 += kKeyTile) {
-        // Stage the K and V tiles, 16 bytes per load; keys past the end become zeros, so that
-        // their (masked) probabilities of 0 never meet garbage in P·V.
-        __syncthreads();  // the previous tile is no longer read
-        constexpr int kChunks = D / 8;
-        for (int i = threadIdx.x; i < kKeyTile * kChunks; i += kThreads) {
-            const int r = i / kChunks, c = (i % kChunks) * 8;
-            uint4 kv = make_uint4(0, 0, 0, 0), vv = make_uint4(0, 0, 0, 0);
-            if (key0 + r < a.sk) {
-                kv = *reinterpret_cast<const uint4*>(k + (key0 + r) * input_row + c);
-                vv = *reinterpret_cast<const uint4*>(v + (key0 + r) * input_row + c);
+    for (int key0 = 0, tile_index = 0; key0 < a.sk; key0 += kKeyTile, ++tile_index) {
+        const int stage = kStages<D> == 2 ? tile_index % 2 : 0;
+        const bool more = key0 + kKeyTile < a.sk;
+        if constexpr (kStages<D> == 2) {
+            // The other buffer was last read in the previous step, which every warp has left.
+            if (more) {
+                load_tile(stage ^ 1, key0 + kKeyTile);
+                cp_async_wait<1>();  // this step's tile has landed; the next may still be in flight
+            } else {
+                cp_async_wait<0>();
             }
-            *reinterpret_cast<uint4*>(&keys[r * kStride + c]) = kv;
-            *reinterpret_cast<uint4*>(&values[r * kStride + c]) = vv;
+        } else {
+            cp_async_wait<0>();
         }
-        __syncthreads();
+        __syncthreads();  // every thread's copies of this tile are visible to all
+        const T* keys_tile = keys[stage];
+        const T* values_tile = values[stage];
 
         // S = Q·Kᵀ for this warp's 16 rows and the tile's 64 keys (8 n-tiles).
         float s[kKeyTile / 8][4];
 #pragma unroll
         for (int j = 0; j < kKeyTile / 8; ++j) {
             s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
-            const T* key_row = &keys[(j * 8 + g) * kStride + 2 * t];
+            const T* key_row = &keys_tile[(j * 8 + g) * kStride + 2 * t];
 #pragma unroll
             for (int step = 0; step < kSteps; ++step)
                 mma_16816<T>(s[j], qf[step], load_pair(key_row + step * 16), load_pair(key_row + step * 16 + 8));
@@ -200,7 +242,7 @@ __global__ void __launch_bounds__(kThreads) flash_attention_kernel(KernelArgs a)
         const int matrix = lane / 8, matrix_row = lane % 8;
 #pragma unroll
         for (int step = 0; step < kKeyTile / 16; ++step) {
-            const T* v_rows = &values[(step * 16 + matrix_row + (matrix & 1) * 8) * kStride + (matrix >> 1) * 8];
+            const T* v_rows = &values_tile[(step * 16 + matrix_row + (matrix & 1) * 8) * kStride + (matrix >> 1) * 8];
 #pragma unroll
             for (int n = 0; n < kTiles; n += 2) {
                 uint32_t bv[4];
@@ -208,6 +250,10 @@ __global__ void __launch_bounds__(kThreads) flash_attention_kernel(KernelArgs a)
                 mma_16816<T>(o[n], p[step], bv[0], bv[1]);
                 mma_16816<T>(o[n + 1], p[step], bv[2], bv[3]);
             }
+        }
+        __syncthreads();  // this tile's buffer is no longer read: the next loads may overwrite it
+        if constexpr (kStages<D> == 1) {
+            if (more) load_tile(0, key0 + kKeyTile);
         }
     }
 
