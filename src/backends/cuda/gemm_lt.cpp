@@ -2,14 +2,20 @@
 // the column-major Yᵀ = Bᵀ·Aᵀ; cuBLASLt's bias runs along the rows of its column-major output,
 // which are the columns of our row-major Y, so a bias of length n is added to every row of Y.
 //
-// Descriptors are initialized on the stack (no allocation); what costs is the heuristic's choice
-// of algorithm, which is cached per problem: shape, types, transposes and pointer alignments
-// (the heuristic picks kernels for the alignments it is told about).
+// Descriptors are initialized on the stack (no allocation); what costs is the choice of
+// algorithm, which is cached per problem: shape, types, transposes and pointer alignments (the
+// heuristic picks kernels for the alignments it is told about). The heuristic's first choice is
+// not always the fastest, least of all for the small products of batch-1 transformers (a few
+// dozen tiles on a hundred-odd multiprocessors, where split-K variants win), so the first time
+// a problem comes, outside a graph capture, its first few candidates are timed on the stream
+// and the fastest is kept. INFER_GEMM_TUNING=off keeps the heuristic's first choice.
 #include "backends/cuda/gemm_lt.hpp"
 
 #include <cublasLt.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -107,6 +113,71 @@ std::string sizes(int64_t m, int64_t n, int64_t k) {
     return "m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k);
 }
 
+// Candidates timed per problem, and runs per candidate (after one untimed).
+constexpr int kCandidates = 8, kTimedRuns = 3;
+
+bool tuning_enabled() {
+    static const bool enabled = [] {
+        const char* setting = std::getenv("INFER_GEMM_TUNING");
+        return !(setting && (std::strcmp(setting, "off") == 0 || std::strcmp(setting, "0") == 0));
+    }();
+    return enabled;
+}
+
+// One product as cuBLASLt sees it, ready to run with any algorithm.
+struct LtCall {
+    cublasLtHandle_t handle;
+    cublasLtMatmulDesc_t desc;
+    const void *alpha, *beta, *a, *b, *c;
+    cublasLtMatrixLayout_t a_layout, b_layout, y_layout;
+    void* y;
+    void* workspace;
+    size_t workspace_bytes;
+    cudaStream_t stream;
+
+    cublasStatus_t run(const cublasLtMatmulAlgo_t& algo) const {
+        return cublasLtMatmul(handle, desc, alpha, a, a_layout, b, b_layout, beta, c, y_layout, y, y_layout, &algo,
+                              workspace, workspace_bytes, stream);
+    }
+};
+
+// The fastest of the candidates on the stream, timed with events; the first when timing is not
+// possible. Each run writes the same Y (a C that is Y itself is excluded by the caller: it would
+// accumulate), so the product's result is unchanged by the trials.
+cublasLtMatmulAlgo_t fastest(const LtCall& call, const cublasLtMatmulHeuristicResult_t* results, int count) {
+    cudaEvent_t start = nullptr, stop = nullptr;
+    if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
+        cudaGetLastError();
+        if (start) cudaEventDestroy(start);
+        return results[0].algo;
+    }
+    int best = 0;
+    float best_ms = 0;
+    for (int i = 0; i < count; ++i) {
+        if (results[i].state != CUBLAS_STATUS_SUCCESS || call.run(results[i].algo) != CUBLAS_STATUS_SUCCESS) continue;
+        cudaEventRecord(start, call.stream);
+        bool ran = true;
+        for (int r = 0; r < kTimedRuns && ran; ++r) ran = call.run(results[i].algo) == CUBLAS_STATUS_SUCCESS;
+        cudaEventRecord(stop, call.stream);
+        float ms = 0;
+        if (!ran || cudaEventSynchronize(stop) != cudaSuccess || cudaEventElapsedTime(&ms, start, stop) != cudaSuccess)
+            continue;
+        if (i == 0 || ms < best_ms) {
+            best = i;
+            best_ms = ms;
+        }
+    }
+    cudaGetLastError();  // a candidate that failed to run leaves nothing to report
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    return results[best].algo;
+}
+
+bool capturing(cudaStream_t stream) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    return cudaStreamIsCapturing(stream, &status) != cudaSuccess || status != cudaStreamCaptureStatusNone;
+}
+
 }  // namespace
 
 bool gemm_bias_epilogue(const Launch& l, DType type, int64_t m, int64_t n, int64_t k, float alpha,
@@ -140,6 +211,9 @@ bool gemm_bias_epilogue(const Launch& l, DType type, int64_t m, int64_t n, int64
     init_layout(l, a_layout, t, a.transposed ? m : k, a.transposed ? k : m, a.ld);
     init_layout(l, y_layout, t, n, m, n);
 
+    const float beta = addend ? 1.0f : 0.0f;
+    const LtCall call{handle, desc, &alpha, &beta, b.data, a.data, addend ? addend : y,
+                      &b_layout, &a_layout, &y_layout, y, workspace.data, workspace.bytes, l.handle()};
     const Problem problem{l.stream.device(), t, compute, m, n, k, a.ld, b.ld,
                           a.transposed, b.transposed, alignment_of(a.data), alignment_of(b.data),
                           alignment_of(y), align_bias, workspace.bytes, epilogue, align_addend};
@@ -155,24 +229,23 @@ bool gemm_bias_epilogue(const Launch& l, DType type, int64_t m, int64_t n, int64
         set(l, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, problem.align_a);
         set(l, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, addend ? align_addend : problem.align_y);
         set(l, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, problem.align_y);
-        cublasLtMatmulHeuristicResult_t result{};
+        // Timed only where the trials cannot change the result (an addend in Y's own memory
+        // would be added again at each) and the stream is not being captured into a graph.
+        const bool tune = tuning_enabled() && addend != y && !capturing(l.handle());
+        cublasLtMatmulHeuristicResult_t results[kCandidates]{};
         int found = 0;
         const cublasStatus_t status =
             cublasLtMatmulAlgoGetHeuristic(handle, desc, &b_layout, &a_layout, &y_layout, &y_layout,
-                                           pref, 1, &result, &found);
+                                           pref, tune ? kCandidates : 1, results, &found);
         if (status != CUBLAS_STATUS_NOT_SUPPORTED)
             INFER_CUBLAS_CHECK(status, l.where() + ", algorithm for " + sizes(m, n, k));
-        if (status == CUBLAS_STATUS_SUCCESS && found > 0 && result.state == CUBLAS_STATUS_SUCCESS)
-            algo = result.algo;
+        if (status == CUBLAS_STATUS_SUCCESS && found > 0 && results[0].state == CUBLAS_STATUS_SUCCESS)
+            algo = found > 1 ? fastest(call, results, found) : results[0].algo;
         algorithm_cache().store(problem, algo);
     }
     if (!algo) return false;
 
-    const float beta = addend ? 1.0f : 0.0f;
-    const cublasStatus_t status =
-        cublasLtMatmul(handle, desc, &alpha, b.data, &b_layout, a.data, &a_layout, &beta, addend ? addend : y,
-                       &y_layout, y, &y_layout, &*algo, workspace.data, workspace.bytes,
-                       l.handle());
+    const cublasStatus_t status = call.run(*algo);
     if (status == CUBLAS_STATUS_NOT_SUPPORTED) {  // nothing was enqueued
         algorithm_cache().store(problem, std::nullopt);
         return false;
