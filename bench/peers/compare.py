@@ -76,6 +76,8 @@ def measure_infer(binary, doc, point):
                    "--threads", str(settings.get("threads", 0)), "--warmup", str(settings["warmup"]),
                    "--min-time", str(settings["min_time_s"]), "--min-runs", str(settings["min_runs"]),
                    "--profiled-runs", str(settings.get("profiled_runs", 5)), "--json", str(out)]
+        if doc["model"].get("vocabulary"):
+            command += ["--vocabulary", str(doc["model"]["vocabulary"])]
         if point.device == "cpu":
             command += ["--cpu-precision", point.precision]
         if point.host_memory:

@@ -1,6 +1,7 @@
 """Model inputs by infer-bench's rules (tools/infer_bench/inputs.hpp): dim 0 is the batch, other
 dynamic dims the sequence length; integer inputs named like *mask* are ones, *token_type* or
-*type_ids* zeros, other integers ids in [1000, 2000); float inputs standard normal float32.
+*type_ids* zeros, other integers ids in [1000, 2000) (for a vocabulary of fewer than 2000 ids,
+the document's model.vocabulary, its upper half); float inputs standard normal float32.
 Seeded, so every peer gets the same values. The values differ from infer-bench's own (another
 generator), which does not matter for timing: only shapes, dtypes and roles do."""
 import numpy as np
@@ -26,8 +27,16 @@ def concrete_shape(shape, batch, sequence):
     return tuple(batch if axis == 0 and d < 0 else sequence if d < 0 else d for axis, d in enumerate(shape))
 
 
-def make_inputs(specs, batch, sequence):
+def token_ids(vocabulary):
+    """[low, high) of the token ids drawn, as infer-bench's TokenIds::below (0: unknown)."""
+    if not vocabulary or vocabulary >= 2000:
+        return 1000, 2000
+    return vocabulary // 2, vocabulary
+
+
+def make_inputs(specs, batch, sequence, vocabulary=0):
     """{name: numpy array}, in graph-input order."""
+    low, high = token_ids(vocabulary)
     rng = np.random.default_rng(SEED)
     arrays = {}
     for name, dtype, shape in specs:
@@ -39,7 +48,7 @@ def make_inputs(specs, batch, sequence):
             elif "token_type" in role or "type_ids" in role:
                 arrays[name] = np.zeros(dims, dtype=dtype)
             else:
-                arrays[name] = rng.integers(1000, 2000, size=dims, dtype=dtype)
+                arrays[name] = rng.integers(low, high, size=dims, dtype=dtype)
         else:
             arrays[name] = rng.standard_normal(dims, dtype=np.float32)
     return arrays

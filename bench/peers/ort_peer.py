@@ -46,7 +46,7 @@ class Peer:
         if point.device != "cpu" or point.precision not in ("f32", "int8"):
             return None
         session = self.session(point.precision)
-        feeds = make_inputs(self.specs, point.batch, self.doc["model"]["sequence"])
+        feeds = make_inputs(self.specs, point.batch, self.doc["model"]["sequence"], self.doc["model"].get("vocabulary", 0))
         s = self.settings
         return measure(lambda: session.run(None, feeds), point.batch, s["warmup"], s["min_time_s"], s["min_runs"])
 

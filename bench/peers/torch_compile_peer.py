@@ -34,7 +34,7 @@ class Peer:
             module = copy.deepcopy(ready.module).to(device=device, dtype=dtype).eval()
             self.compiled[key] = torch.compile(module)
         module = self.compiled[key]
-        arrays = make_inputs(ready.specs, point.batch, ready.sequence)
+        arrays = make_inputs(ready.specs, point.batch, ready.sequence, ready.vocabulary)
         # Floating inputs (pixel values) in the model's type; ids and masks stay integers.
         host_inputs = host_inputs_for(torch, arrays, ready.input_names, point.host_memory == "pinned", dtype)
         run_once = gpu_run(torch, module, host_inputs, device, point.host_memory)

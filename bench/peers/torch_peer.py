@@ -88,11 +88,12 @@ def host_inputs_for(torch, arrays, input_names, pinned, dtype=None):
 
 class Setup(NamedTuple):
     """What every torch-based peer needs for a document: the module, its input names, the
-    input specs, the sequence length and the timing settings."""
+    input specs, the sequence length, the vocabulary ids are drawn below and the timing settings."""
     module: object
     input_names: list
     specs: object
     sequence: int
+    vocabulary: int
     timing: tuple
 
 
@@ -108,7 +109,8 @@ def setup(torch, doc, name):
     torch.backends.cudnn.allow_tf32 = False
     settings = doc["settings"]
     timing = (settings["warmup"], settings["min_time_s"], settings["min_runs"])
-    return Setup(module, input_names, input_specs(doc), doc["model"]["sequence"], timing)
+    return Setup(module, input_names, input_specs(doc), doc["model"]["sequence"], doc["model"].get("vocabulary", 0),
+                 timing)
 
 
 def cpu_run(torch, module, host_inputs):
@@ -149,7 +151,7 @@ class Peer:
 
     def measure(self, point):
         torch, ready = self.torch, self.ready
-        arrays = make_inputs(ready.specs, point.batch, ready.sequence)
+        arrays = make_inputs(ready.specs, point.batch, ready.sequence, ready.vocabulary)
         if point.device == "cpu":
             if not self.include_cpu or point.precision != "f32":
                 return None

@@ -79,6 +79,19 @@ cmp -s "$work/report.html" "$work/again.html" || fail "re-rendered report differ
 [[ $? -eq 2 ]] && grep -q "tpu" "$work/err.txt" || fail "unknown device error"
 "$bench" --devices cpu --host-memory nowhere >"$work/err.txt" 2>&1
 [[ $? -eq 2 ]] && grep -q "host-memory 'nowhere'" "$work/err.txt" || fail "unknown host memory error"
+"$bench" --devices cpu --vocabulary 1 >"$work/err.txt" 2>&1
+[[ $? -eq 2 ]] && grep -q -- "--vocabulary 1" "$work/err.txt" || fail "vocabulary of one id error"
+# A vocabulary of fewer than 2000 ids (the folder's vocab_size, 1000): ids drawn below it.
+if [[ -f "$cache/bert-tiny-checkpoint/config.json" ]]; then
+  "$bench" "$cache/bert-tiny-checkpoint" --devices cpu --batch 1 --seq 8 --warmup 1 --min-time 0 --min-runs 2 \
+    --profiled-runs 0 --json "$work/tiny.json" >"$work/tiny.txt" 2>&1 || { cat "$work/tiny.txt"; fail "small vocabulary"; }
+  python3 - "$work/tiny.json" <<'PY' || { cat "$work/tiny.txt"; fail "small vocabulary JSON"; }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["model"]["vocabulary"] == 1000, doc["model"]
+assert len(doc["measurements"]) == 1, doc.get("notes")
+PY
+fi
 if [[ -f "$cache/gpt2-tiny-generation/config.json" ]]; then
   "$bench" "$cache/gpt2-tiny-generation" --generate --batch 1,3 --prompt 5 --new-tokens 6 --runs 2 \
     --json "$work/generation.json" >"$work/generation.txt" 2>&1 || { cat "$work/generation.txt"; fail "--generate"; }

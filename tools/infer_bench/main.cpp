@@ -100,6 +100,10 @@ int main(int argc, char** argv) {
     app.add_option("--devices,--device", devices_text, "devices to compare, comma-separated")->capture_default_str();
     app.add_option("--batch", batches_text, "batch sizes, comma-separated")->capture_default_str();
     app.add_option("--seq", sequence, "length of every dynamic dimension after the batch")->capture_default_str();
+    int64_t vocabulary = 0;
+    app.add_option("--vocabulary", vocabulary,
+                   "token ids are drawn below this (default: a Hugging Face folder's vocab_size; ids in [1000, 2000) "
+                   "when at least 2000)");
     app.add_option("--precision", precisions_text, "f32, f16, bf16, comma-separated")->capture_default_str();
     app.add_option("--cpu-precision", cpu_precisions_text, "precisions on the CPU, if not those of --precision");
     app.add_option("--threads", threads, "CPU threads (0: all cores)")->capture_default_str();
@@ -193,6 +197,8 @@ int main(int argc, char** argv) {
             bench::SweepOptions options;
             options.batches = batches;
             options.sequence = sequence;
+            if (vocabulary == 0) vocabulary = bench::folder_vocabulary(path.string());
+            options.ids = bench::TokenIds::below(vocabulary);
             options.threads = threads;
             options.measure = measure_options;
             for (const Device& device : devices)
@@ -211,7 +217,7 @@ int main(int argc, char** argv) {
                     }
                 }
             const auto records = bench::run_sweep(graph, options, notes);
-            bench::ModelInfo info{path.parent_path().filename().string(), path.string(), sequence};
+            bench::ModelInfo info{path.parent_path().filename().string(), path.string(), sequence, vocabulary};
             if (path.has_filename() && path.filename() != "model.onnx") info.name = path.stem().string();
             document = bench::results_json(graph, info, options, records, notes);
         }

@@ -16,6 +16,7 @@ struct ModelInfo {
     std::string name;
     std::string path;
     int64_t sequence = 0;
+    int64_t vocabulary = 0;  // token ids were drawn below it (0: unknown; see inputs.hpp)
 };
 
 // The machine: CPU model and cores, and every GPU present (name, driver, memory, capability).

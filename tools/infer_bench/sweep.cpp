@@ -49,7 +49,7 @@ std::vector<Record> run_sweep(const Graph& graph, const SweepOptions& options, s
             try {
                 const bool pinned = series.host_memory == HostMemory::pinned;
                 const bool on_device = series.host_memory == HostMemory::device;
-                Batch inputs = make_inputs(graph, batch, options.sequence, pinned, series.device);
+                Batch inputs = make_inputs(graph, batch, options.sequence, pinned, series.device, options.ids);
                 if (on_device)
                     for (const auto& [name, tensor] : Batch(inputs)) inputs.set(name, tensor.to(series.device));
                 SessionOptions session_options;

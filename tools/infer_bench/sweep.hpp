@@ -2,6 +2,7 @@
 // The sweep: every device × precision × host memory × batch, each measured in a fresh session
 // so that its cold start (session, plan, weight upload, first run) is its own.
 #include "accuracy.hpp"
+#include "inputs.hpp"
 
 #include <infer/measure.hpp>
 #include <infer/memory.hpp>
@@ -41,6 +42,7 @@ struct SweepOptions {
     std::vector<Series> series;
     std::vector<int64_t> batches;
     int64_t sequence = 128;
+    TokenIds ids;
     int threads = 0;
     MeasureOptions measure;
 };
