@@ -6,6 +6,7 @@
 #include "backends/cpu/kernels/parallel.hpp"
 #include "backends/cpu/kernels/neural_kernels.hpp"
 #include "backends/cpu/kernels/strided_copy.hpp"
+#include "backends/cpu/kernels/vector_exp.hpp"
 
 #include <Eigen/Core>
 
@@ -19,7 +20,43 @@ namespace infer::cpu {
 using Array = Eigen::Map<Eigen::ArrayXf>;
 using ConstArray = Eigen::Map<const Eigen::ArrayXf>;
 
+namespace {
+
+// The same in eight-float vectors: the largest, then e^(x - largest) and its sum, then the scale.
+__attribute__((target("avx2,fma"))) void softmax_row_avx2(const float* x, float* y, int64_t length) {
+    int64_t i = 0;
+    __m256 largest = _mm256_set1_ps(-__builtin_inff());
+    for (; i + 8 <= length; i += 8) largest = _mm256_max_ps(largest, _mm256_loadu_ps(x + i));
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, largest);
+    float top = lanes[0];
+    for (int j = 1; j < 8; ++j) top = std::max(top, lanes[j]);
+    for (; i < length; ++i) top = std::max(top, x[i]);
+    const __m256 shift = _mm256_set1_ps(top);
+    __m256 sums = _mm256_setzero_ps();
+    for (i = 0; i + 8 <= length; i += 8) {
+        const __m256 e = exp_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), shift));
+        _mm256_storeu_ps(y + i, e);
+        sums = _mm256_add_ps(sums, e);
+    }
+    _mm256_store_ps(lanes, sums);
+    float sum = 0;
+    for (const float lane : lanes) sum += lane;
+    for (; i < length; ++i) sum += y[i] = std::exp(x[i] - top);
+    const float inverse = 1.0f / sum;
+    const __m256 scale = _mm256_set1_ps(inverse);
+    for (i = 0; i + 8 <= length; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), scale));
+    for (; i < length; ++i) y[i] *= inverse;
+}
+
+}  // namespace
+
 void softmax_row(const float* x, float* y, int64_t length) {
+    static const bool avx2 = has_avx2_fma();
+    if (avx2) {
+        softmax_row_avx2(x, y, length);
+        return;
+    }
     const ConstArray in(x, length);
     Array out(y, length);
     out = (in - in.maxCoeff()).exp();
