@@ -256,6 +256,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<D>) flash_attention_kerne
             if (more) load_tile(0, key0 + kKeyTile);
         }
     }
+    cp_async_wait<0>();  // with no keys at all, the first tile's copies are still outstanding
 
 #pragma unroll
     for (int offset = 1; offset < 4; offset *= 2) {
