@@ -152,7 +152,7 @@ cublasLtMatmulAlgo_t fastest(const LtCall& call, const cublasLtMatmulHeuristicRe
         return results[0].algo;
     }
     int best = 0;
-    float best_ms = 0;
+    float best_ms = -1;  // none timed yet
     for (int i = 0; i < count; ++i) {
         if (results[i].state != CUBLAS_STATUS_SUCCESS || call.run(results[i].algo) != CUBLAS_STATUS_SUCCESS) continue;
         cudaEventRecord(start, call.stream);
@@ -162,7 +162,7 @@ cublasLtMatmulAlgo_t fastest(const LtCall& call, const cublasLtMatmulHeuristicRe
         float ms = 0;
         if (!ran || cudaEventSynchronize(stop) != cudaSuccess || cudaEventElapsedTime(&ms, start, stop) != cudaSuccess)
             continue;
-        if (i == 0 || ms < best_ms) {
+        if (best_ms < 0 || ms < best_ms) {
             best = i;
             best_ms = ms;
         }
