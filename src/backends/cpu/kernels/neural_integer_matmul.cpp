@@ -362,8 +362,10 @@ public:
         int32_t a_zero = ctx.has_input(form_.a_zero) ? int8_value(ctx.input(form_.a_zero), 0) : 0;
         if (signed_a) a_zero += 128;
         auto* workspace = static_cast<uint8_t*>(ctx.workspace(workspace_bytes()));
-        auto* packed_a = workspace + column_bytes();
-        auto* row_sums = reinterpret_cast<int32_t*>(packed_a + rows * stride);
+        // Column values (8-byte multiples), the row sums, then A's packed bytes: sums after the
+        // bytes were misaligned whenever rows · stride was not a multiple of 4 (the avx2 layout).
+        auto* row_sums = reinterpret_cast<int32_t*>(workspace + column_bytes());
+        auto* packed_a = reinterpret_cast<uint8_t*>(row_sums + rows);
         pack_int8_rows(static_cast<const uint8_t*>(a.raw_data()), rows, k, stride, signed_a, packed_a, row_sums);
         // The output's address once: Tensor::data checks host access at every call.
         Correction state{packed_column_sums(layout_, weight_.data<uint8_t>()), b_zero_.data(), row_sums, a_zero, k, n,
