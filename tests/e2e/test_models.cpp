@@ -292,6 +292,19 @@ OrtQuantizedRun run_ort_quantized(const std::string& name) {
 // rescaling Muls) runs as ONNX Runtime runs it: the integer products are exact on both sides,
 // so what differs is the f32 arithmetic around them and, rarely, an activation that rounds to
 // the other neighbouring step.
+namespace {
+
+// ONNX Runtime's u8×s8 products on a CPU without VNNI (AVX2 only) use vpmaddubsw, whose i16 pair
+// sums saturate (255·127·2 does not fit): its outputs there are not the exact integer products'
+// (ours widen to i16 and are exact; the op tests check them against float64). Seen on a Zen 3:
+// the same library that matched to 1e-3 on VNNI machines differed by 5% (QDQ: cosine 0.91).
+// There the comparison is printed, not checked.
+bool ort_int8_exact_here() {
+    return __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+}
+
+}  // namespace
+
 TEST_CASE("all-MiniLM-L6-v2 quantized by onnxruntime matches onnxruntime's output", "[models][minilm][int8]") {
     if (!e2e::device_under_test().is_cpu()) {
         SUCCEED("the integer ops run on the CPU only so far");
@@ -302,6 +315,10 @@ TEST_CASE("all-MiniLM-L6-v2 quantized by onnxruntime matches onnxruntime's outpu
     const auto [error, scale] = max_errors(run.hidden, run.reference, run.inputs["attention_mask"]);
     std::cout << "e2e: all-MiniLM-L6-v2 quantized by onnxruntime, cpu: max |error| " << std::setprecision(3) << error
               << " (of max " << scale << "), least embedding cosine 1 - " << std::setprecision(2) << 1 - run.least_cosine << "\n";
+    if (!ort_int8_exact_here()) {
+        WARN("no VNNI on this CPU: onnxruntime's int8 products saturate here, its output is not checked against");
+        return;
+    }
     CHECK(error / scale <= 2e-2);
     CHECK(run.least_cosine >= 0.9995);
 }
@@ -326,6 +343,10 @@ void check_statically_quantized(const std::string& model, const std::string& for
     std::cout << "e2e: all-MiniLM-L6-v2 " << form << " by onnxruntime, cpu: mean |error| " << std::setprecision(3)
               << mean_error << " (of max " << scale << "), least embedding cosine 1 - " << std::setprecision(2)
               << 1 - run.least_cosine << "\n";
+    if (!ort_int8_exact_here()) {
+        WARN("no VNNI on this CPU: onnxruntime's int8 products saturate here, its output is not checked against");
+        return;
+    }
     CHECK(mean_error / scale <= 1e-3);
     CHECK(run.least_cosine >= 0.99);
 }
