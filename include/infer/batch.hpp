@@ -49,6 +49,9 @@ std::vector<Tensor> split(const Tensor& tensor, const std::vector<int64_t>& size
 Tensor pad(const Tensor& tensor, int64_t axis, int64_t length, double value = 0.0);
 // Pads each tensor's axis 0 to the longest and stacks them: sequences of token ids → [n, max].
 Tensor pad_and_stack(const std::vector<Tensor>& sequences, double value = 0.0);
+// The same to a given length (at least the longest): [n, length, d...], each item's rows
+// copied once and only the rows past its end filled with `value`.
+Tensor stack_padded(const std::vector<Tensor>& sequences, int64_t length, double value = 0.0);
 
 // The same for whole batches: every name stacked or split together.
 Batch stack(const std::vector<Batch>& batches);

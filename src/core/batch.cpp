@@ -131,9 +131,37 @@ Tensor pad_and_stack(const std::vector<Tensor>& sequences, double value) {
         if (s.rank() == 0) throw InvalidArgument("pad_and_stack: " + s.describe() + " is a scalar");
         longest = std::max(longest, s.shape()[0]);
     }
-    std::vector<Tensor> padded;
-    for (const Tensor& s : sequences) padded.push_back(pad(s, 0, longest, value));
-    return stack(padded);
+    return stack_padded(sequences, longest, value);
+}
+
+Tensor stack_padded(const std::vector<Tensor>& sequences, int64_t length, double value) {
+    if (sequences.empty()) throw InvalidArgument("stack_padded: no tensors given");
+    const Tensor& first = sequences.front();
+    if (first.rank() == 0) throw InvalidArgument("stack_padded: " + first.describe() + " is a scalar");
+    std::vector<int64_t> dims{static_cast<int64_t>(sequences.size()), length};
+    dims.insert(dims.end(), first.shape().begin() + 1, first.shape().end());
+    Tensor out = Tensor::empty(first.dtype(), Shape(dims));
+    const size_t row = dtype_size(first.dtype()) * static_cast<size_t>(first.numel() / std::max<int64_t>(first.shape()[0], 1));
+    auto* dst = static_cast<unsigned char*>(out.raw_data());
+    for (size_t i = 0; i < sequences.size(); ++i) {
+        const Tensor& s = sequences[i];
+        bool same_rows = s.dtype() == first.dtype() && s.rank() == first.rank();
+        for (size_t d = 1; same_rows && d < s.rank(); ++d) same_rows = s.shape()[d] == first.shape()[d];
+        if (!same_rows)
+            throw InvalidArgument("stack_padded: item " + std::to_string(i) + " is " + s.describe() + ", item 0 is " +
+                                  first.describe() + " (they may differ only along axis 0)");
+        if (s.shape()[0] > length)
+            throw InvalidArgument("stack_padded: item " + std::to_string(i) + " is " + s.describe() +
+                                  ", longer than the length " + std::to_string(length));
+        const Tensor host = s.to(Device::CPU).contiguous();
+        unsigned char* item = dst + i * row * static_cast<size_t>(length);
+        const size_t filled = row * static_cast<size_t>(s.shape()[0]);
+        if (filled > 0) std::memcpy(item, host.raw_data(), filled);
+        // The tail in elements: row / element size per row, (length - rows) rows.
+        const size_t tail = (row / dtype_size(first.dtype())) * static_cast<size_t>(length - s.shape()[0]);
+        detail::fill_elements(item + filled, first.dtype(), value, tail);
+    }
+    return out;
 }
 
 Batch stack(const std::vector<Batch>& batches) {

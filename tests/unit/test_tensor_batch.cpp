@@ -76,6 +76,17 @@ TEST_CASE("stack, split, pad and pad_and_stack assemble batches", "[batch]") {
     CHECK(padded.shape() == Shape({2, 3}));
     CHECK(padded.to_vector<int64_t>() == std::vector<int64_t>{1, 2, 3, 4, 5, 0});
 
+    // To a longer length, rows of several values, a view (a slice) among the items.
+    Tensor rows = stack_padded({iota_tensor({2, 2}), iota_tensor({3, 2}).slice(0, 1, 2)}, 3, -1.0);
+    CHECK(rows.shape() == Shape({2, 3, 2}));
+    CHECK(rows.to_vector<float>() == std::vector<float>{1, 2, 3, 4, -1, -1, 3, 4, -1, -1, -1, -1});
+    CHECK_THROWS_WITH(stack_padded({iota_tensor({3})}, 2), Catch::Contains("longer than the length 2"));
+    CHECK_THROWS_WITH(stack_padded({iota_tensor({2, 2}), iota_tensor({2, 3})}, 2),
+                      Catch::Contains("may differ only along axis 0"));
+    CHECK_THROWS_AS(stack_padded({iota_tensor({2}), Tensor::from_vector(std::vector<int64_t>{1}, {1})}, 2),
+                    InvalidArgument);
+    CHECK_THROWS_AS(stack_padded({}, 2), InvalidArgument);
+
     Tensor p = pad(iota_tensor({2, 2}), 1, 3, -1.0);
     CHECK(p.to_vector<float>() == std::vector<float>{1, 2, -1, 3, 4, -1});
     CHECK_THROWS_AS(pad(iota_tensor({2, 2}), 1, 1), InvalidArgument);
