@@ -99,13 +99,14 @@ json.dump(document, open(os.path.join(out, "load-test.json"), "w"), indent=1)
 where = ", in process (no HTTP)" if runs[0]["url"].startswith("in-process") else ""
 print(f"\nload test on {device} ({precision}{where}), {runs[0]['model']}, sequences {runs[0]['sequence_length']}, "
       f"{runs[0]['duration_s']} s per rate; {cpu}, {os.cpu_count()} cores")
-print(f"{'batching':<9}{'offered/s':>10}{'sent':>7}{'ok':>7}{'errors':>7}{'answered/s':>11}{'p50 ms':>9}{'p99 ms':>9}{'mean batch':>11}{'run ms':>8}  batch sizes")
+print(f"{'batching':<9}{'offered/s':>10}{'sent':>7}{'ok':>7}{'errors':>7}{'answered/s':>11}{'p50 ms':>9}{'p99 ms':>9}{'mean batch':>11}{'run ms':>8}{'copy ms':>8}  batch sizes")
 for run in runs:
     for r in run["rates"]:
         sizes = " ".join(f"{n}:{c}" for n, c in sorted(r["batch_size"]["histogram"].items(), key=lambda kv: int(kv[0])))
         print(f"{run['label'].split()[1]:<9}{r['offered_per_s']:>10.1f}{r['sent']:>7}{r['ok']:>7}{r['errors']:>7}"
               f"{r['throughput_per_s']:>11.1f}{r['latency_ms']['p50']:>9.1f}{r['latency_ms']['p99']:>9.1f}"
-              f"{r['batch_size']['mean']:>11.2f}{r['batch_size'].get('worker_ms_per_batch', {}).get('run', 0):>8.2f}  {sizes}")
+              f"{r['batch_size']['mean']:>11.2f}{r['batch_size'].get('worker_ms_per_batch', {}).get('run', 0):>8.2f}"
+              f"{r['batch_size'].get('worker_ms_per_batch', {}).get('copy', 0):>8.2f}  {sizes}")
 best = [max(r["throughput_per_s"] for r in run["rates"]) for run in runs]
 if best[1] > 0:
     print(f"highest answered/s: {best[0]:.1f} with batching, {best[1]:.1f} without ({best[0] / best[1]:.1f}x)")

@@ -54,6 +54,11 @@ struct BatcherOptions {
     // last item of the batch is released. false: outputs stay where the session made them and
     // each item gets a copy of its rows.
     bool outputs_on_host = true;
+    // With outputs_on_host, outputs a GPU computed are copied into page-locked buffers the
+    // batcher keeps (at most two per worker and output, each reused once the answers viewing
+    // it are released), several times faster than into fresh ordinary memory; when all are
+    // in use, into ordinary memory. false: always ordinary memory.
+    bool pinned_outputs = true;
 };
 
 struct RequestOptions {
@@ -69,10 +74,10 @@ struct BatcherStats {
     std::vector<uint64_t> batch_sizes;       // [n] = batches of n items (index 0 unused)
     std::vector<uint64_t> batches_per_session;  // in the order the sessions were given
     // Where the workers' time went, summed over all batches, in milliseconds: stacking and
-    // padding the items, the session's run (outputs copied to the host included), splitting
-    // the outputs per item. Divided by `batches`, the cost of one batch; compared with the
-    // latency, how long requests waited in the queue.
-    double stack_ms = 0, run_ms = 0, split_ms = 0;
+    // padding the items, the session's run, copying its outputs to the host (outputs_on_host),
+    // splitting the outputs per item. Divided by `batches`, the cost of one batch; compared
+    // with the latency, how long requests waited in the queue.
+    double stack_ms = 0, run_ms = 0, copy_ms = 0, split_ms = 0;
     // Submit-to-answer latency of the most recent answers (a bounded window), in milliseconds.
     double latency_p50_ms = 0, latency_p90_ms = 0, latency_p99_ms = 0;
     std::string to_string() const;

@@ -1,6 +1,9 @@
 // Moving data between the host and a CUDA device: pageable and pinned memory, synchronous and
-// stream-ordered copies, odd sizes, and views. Every round trip must be bit-exact.
+// stream-ordered copies, odd sizes, and views; the batcher's page-locked output staging. Every
+// round trip must be bit-exact.
 #include "test_util.hpp"
+
+#include "core/serving/pinned_staging.hpp"
 
 #include <infer/backend.hpp>
 #include <infer/infer.hpp>
@@ -8,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <future>
 
 using namespace infer;
 using cuda_test::random_bytes;
@@ -159,4 +163,61 @@ TEST_CASE("with bound inputs and outputs on the GPU a steady run allocates and c
     CHECK(outputs["p"].buffer() == p.buffer());
     CHECK(cuda_test::relative_error(p.to_vector<float>(), expected["p"].to_vector<float>()) < 1e-5);
     CHECK(cuda_test::relative_error(outputs["h"].to_vector<float>(), expected["h"].to_vector<float>()) < 1e-5);
+}
+
+TEST_CASE("the batcher's page-locked staging reuses buffers only once they are released", "[cuda][transfer][batcher]") {
+    detail::PinnedStaging staging(2);
+    Tensor a = staging.take(DType::f32, {1000}, Device::CUDA);
+    REQUIRE(a.defined());
+    CHECK(a.is_pinned());
+    CHECK(a.device() == Device::CPU);
+    const void* a_memory = a.raw_data();
+    Tensor b = staging.take(DType::f32, {10}, Device::CUDA);
+    REQUIRE(b.defined());
+    CHECK(b.raw_data() != a_memory);
+    // Both held and the capacity reached: nothing to give, the caller uses ordinary memory.
+    CHECK_FALSE(staging.take(DType::f32, {10}, Device::CUDA).defined());
+    // A released buffer large enough comes back, as the shape asked for; a view keeps it held.
+    Tensor view = a.slice(0, 0, 10);
+    a = Tensor();
+    CHECK_FALSE(staging.take(DType::f32, {10}, Device::CUDA).defined());
+    view = Tensor();
+    Tensor again = staging.take(DType::i64, {200}, Device::CUDA);
+    REQUIRE(again.defined());
+    CHECK(again.raw_data() == a_memory);
+    CHECK(again.shape() == Shape({200}));
+    // A free buffer too small is replaced by a larger one.
+    b = Tensor();
+    Tensor larger = staging.take(DType::f32, {5000}, Device::CUDA);
+    REQUIRE(larger.defined());
+    CHECK(larger.is_pinned());
+    CHECK(larger.nbytes() == 20000);
+}
+
+TEST_CASE("a batcher over a CUDA session answers from page-locked copies, equal to the CPU's", "[cuda][transfer][batcher]") {
+    GraphBuilder b("tokens");
+    auto x = b.input("x", DType::f32, {kDynamic, kDynamic, 4});
+    const std::vector<float> w = random_values(4 * 8, 5);
+    b.output("y", b.relu(b.matmul(x, b.constant(Tensor::from_vector(w, {4, 8})))));
+    const Graph graph = b.build();
+    const Session cpu(graph), gpu(graph, {.device = Device::CUDA});
+    for (bool pinned : {true, false}) {
+        INFO("pinned outputs " << pinned);
+        Batcher batcher(gpu, {.max_batch = 8, .workers = 2, .trim_outputs = {"y"}, .pinned_outputs = pinned});
+        std::vector<Batch> items;
+        std::vector<std::future<Batch>> answers;
+        for (int64_t i = 0; i < 40; ++i) {
+            const int64_t length = 1 + i % 5;
+            items.push_back({{"x", Tensor::from_vector(random_values(static_cast<size_t>(length * 4), 100 + uint32_t(i)),
+                                                       {length, 4})}});
+            answers.push_back(batcher.submit(items.back()).result);
+        }
+        for (size_t i = 0; i < items.size(); ++i) {
+            const Tensor got = answers[i].get()["y"];
+            CHECK(got.device() == Device::CPU);
+            const Tensor x_batch = items[i]["x"].reshape(Shape({1, items[i]["x"].shape()[0], 4}));
+            const Tensor want = cpu.run({{"x", x_batch}})["y"];
+            CHECK(cuda_test::relative_error(got.to_vector<float>(), want.to_vector<float>()) < 1e-5);
+        }
+    }
 }

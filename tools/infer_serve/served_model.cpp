@@ -3,6 +3,10 @@
 #include <infer/error.hpp>
 
 #include <algorithm>
+#include <barrier>
+#include <exception>
+#include <thread>
+#include <vector>
 
 namespace infer::serve {
 
@@ -86,16 +90,36 @@ void ServedModel::warm_up(const BatcherOptions& batcher) {
     std::vector<int64_t> sizes = batcher.batch_sizes, lengths = batcher.length_buckets;
     if (sizes.empty()) sizes = {1, batcher.max_batch};
     if (lengths.empty()) return;  // padded to the longest item: any length may come
+    // Every worker may run a batch on a session at the same time, each in an execution context
+    // of its own, whose plans start cold: so as many threads as workers run every shape
+    // together (a barrier between shapes makes their runs overlap, so that the session makes
+    // a context for each), and a worker that joins under load finds its context warm too.
+    const int threads = std::max(1, batcher.workers);
     for (const auto& session : sessions_) {
         if (session->options().device.is_cpu()) continue;  // nothing captured, planning is cheap
-        for (int64_t size : sizes)
-            for (int64_t length : lengths) {
-                const Batch batch = warm_up_batch(graph_, size, length);
-                // Twice: the first run goes node by node (and checks f16 ranges), the second
-                // captures the CUDA graph that later runs replay.
-                session->run(batch);
-                session->run(batch);
-            }
+        std::barrier together(threads);
+        std::vector<std::exception_ptr> errors(static_cast<size_t>(threads));
+        std::vector<std::thread> runners;
+        for (int t = 0; t < threads; ++t)
+            runners.emplace_back([&, t] {
+                for (int64_t size : sizes)
+                    for (int64_t length : lengths) {
+                        together.arrive_and_wait();
+                        if (errors[static_cast<size_t>(t)]) continue;  // keep arriving: the others wait for it
+                        try {
+                            const Batch batch = warm_up_batch(graph_, size, length);
+                            // Twice: the first run goes node by node (and checks f16 ranges), the
+                            // second captures the CUDA graph that later runs replay.
+                            session->run(batch);
+                            session->run(batch);
+                        } catch (...) {
+                            errors[static_cast<size_t>(t)] = std::current_exception();
+                        }
+                    }
+            });
+        for (std::thread& runner : runners) runner.join();
+        for (const std::exception_ptr& error : errors)
+            if (error) std::rethrow_exception(error);
     }
 }
 
@@ -164,7 +188,7 @@ nlohmann::json ServedModel::stats() const {
             {"latency_ms", {{"p50", s.latency_p50_ms}, {"p90", s.latency_p90_ms}, {"p99", s.latency_p99_ms}}},
             // Summed worker time per phase (see BatcherStats): divided by the batches between two
             // readings, what one batch cost.
-            {"worker_ms", {{"stack", s.stack_ms}, {"run", s.run_ms}, {"split", s.split_ms}}}};
+            {"worker_ms", {{"stack", s.stack_ms}, {"run", s.run_ms}, {"copy", s.copy_ms}, {"split", s.split_ms}}}};
 }
 
 void ServedModel::shutdown() { batcher_->shutdown(true); }

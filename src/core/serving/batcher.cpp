@@ -9,6 +9,8 @@
 // sessions, each batch goes to the one expected to finish it first (route()).
 #include <infer/batcher.hpp>
 
+#include "core/serving/pinned_staging.hpp"
+
 #include <algorithm>
 #include <condition_variable>
 #include <list>
@@ -16,6 +18,7 @@
 #include <sstream>
 #include <thread>
 #include <tuple>
+#include <unordered_map>
 
 namespace infer {
 
@@ -62,7 +65,8 @@ std::string BatcherStats::to_string() const {
         if (batch_sizes[n]) out << " " << n << ":" << batch_sizes[n];
     if (batches > 0)
         out << "; per batch: stack " << stack_ms / static_cast<double>(batches) << " ms, run "
-            << run_ms / static_cast<double>(batches) << " ms, split " << split_ms / static_cast<double>(batches) << " ms";
+            << run_ms / static_cast<double>(batches) << " ms, copy " << copy_ms / static_cast<double>(batches)
+            << " ms, split " << split_ms / static_cast<double>(batches) << " ms";
     if (batches_per_session.size() > 1) {
         out << "; batches per session";
         for (uint64_t b : batches_per_session) out << " " << b;
@@ -77,6 +81,12 @@ struct Batcher::State {
     std::condition_variable work;   // a request arrived, or shutdown began
     std::condition_variable idle;   // a batch finished
     std::list<Request> queue;       // by priority (highest first), then arrival
+    // Waiting requests per compatibility key (keys with none are erased, so the map holds at
+    // most one entry per waiting request) and how many have a deadline: a worker deciding
+    // whether the head's batch is full, or whether deadlines need a look, reads a count
+    // instead of walking a queue that 1 000 client threads keep long.
+    std::unordered_map<std::string, int64_t> waiting;
+    size_t with_deadline = 0;
     std::optional<ItemSignature> signature;
     uint64_t next_id = 1;
     size_t running = 0;             // requests taken by workers and not yet answered
@@ -90,8 +100,28 @@ struct Batcher::State {
     std::once_flag profiled;
     std::vector<std::vector<std::pair<int64_t, double>>> profile;
     std::vector<double> in_flight_ms;
+    // Page-locked buffers for outputs copied from a GPU (pinned_outputs): two per worker and
+    // output, so that a worker's next batch finds one free while the last one's answers are
+    // still being read.
+    detail::PinnedStaging staging;
 
-    State(std::vector<const Session*> s, BatcherOptions o) : sessions(std::move(s)), options(std::move(o)) {}
+    State(std::vector<const Session*> s, BatcherOptions o)
+        : sessions(std::move(s)), options(std::move(o)),
+          staging(options.pinned_outputs && !sessions.empty() && sessions.front()
+                      ? 2 * static_cast<size_t>(std::max(options.workers, 1)) * sessions.front()->graph().outputs().size()
+                      : 0) {}
+
+    // The batch's outputs on the host: copied into a kept page-locked buffer when one is free.
+    void copy_to_host(Batch& outputs) {
+        for (const std::string& name : outputs.names()) {
+            const Tensor& output = outputs[name];
+            if (output.device().is_cpu()) continue;
+            Tensor host = staging.take(output.dtype(), output.shape(), output.device());
+            if (host.defined()) host.copy_from(output);
+            else host = output.to(Device::CPU);
+            outputs.set(name, std::move(host));
+        }
+    }
 
     int64_t bucket(int64_t length) const {
         for (int64_t b : options.length_buckets)
@@ -99,10 +129,11 @@ struct Batcher::State {
         return length;
     }
 
-    // Checks the item against the signature (set by the first), and says what it may share a
-    // batch with. Called with the mutex held.
-    void describe(Request& r) {
+    // The item's signature (input names, dtypes, ranks) and the key of the requests it may
+    // share a batch with. Needs no lock: it reads only the item and the options.
+    ItemSignature describe(Request& r) const {
         ItemSignature s;
+        std::string key;
         for (const std::string& name : r.item.names()) {
             const Tensor& t = r.item[name];
             if (!t.defined()) throw InvalidArgument("batcher: input '" + name + "' of the item is an undefined tensor");
@@ -112,24 +143,37 @@ struct Batcher::State {
             s.names.push_back(name);
             s.dtypes.push_back(t.dtype());
             s.ranks.push_back(t.rank());
-        }
-        if (!signature) signature = s;
-        if (s.names != signature->names || s.dtypes != signature->dtypes || s.ranks != signature->ranks) {
-            std::string expected;
-            for (size_t i = 0; i < signature->names.size(); ++i)
-                expected += (i ? ", " : "") + signature->names[i] + " " + std::string(dtype_name(signature->dtypes[i])) +
-                            " of rank " + std::to_string(signature->ranks[i]);
-            throw InvalidArgument("batcher: every item must have the inputs of the first (" + expected + ")");
-        }
-        std::string key;
-        for (const std::string& name : s.names) {
-            const Shape& shape = r.item[name].shape();
+            const Shape& shape = t.shape();
             if (shape.rank() > 0 && r.length == 0) r.length = shape[0];
             for (size_t axis = 1; axis < shape.rank(); ++axis) key += std::to_string(shape[axis]) + ",";
             key += ";";
         }
         if (!options.length_buckets.empty()) key += "bucket " + std::to_string(bucket(r.length));
         r.compatible = std::move(key);
+        return s;
+    }
+
+    // The first item's signature becomes every item's. Called with the mutex held.
+    void check_signature(ItemSignature s) {
+        if (!signature) signature = std::move(s);
+        else if (s.names != signature->names || s.dtypes != signature->dtypes || s.ranks != signature->ranks) {
+            std::string expected;
+            for (size_t i = 0; i < signature->names.size(); ++i)
+                expected += (i ? ", " : "") + signature->names[i] + " " + std::string(dtype_name(signature->dtypes[i])) +
+                            " of rank " + std::to_string(signature->ranks[i]);
+            throw InvalidArgument("batcher: every item must have the inputs of the first (" + expected + ")");
+        }
+    }
+
+    // Bookkeeping of a request entering or leaving the queue. Called with the mutex held.
+    void count_in(const Request& r) {
+        ++waiting[r.compatible];
+        if (r.options.deadline) ++with_deadline;
+    }
+    void count_out(const Request& r) {
+        const auto it = waiting.find(r.compatible);
+        if (--it->second == 0) waiting.erase(it);
+        if (r.options.deadline) --with_deadline;
     }
 
     void record_latency(Clock::time_point arrived) {
@@ -152,14 +196,16 @@ struct Batcher::State {
     std::vector<Request> next_batch(std::unique_lock<std::mutex>& lock, std::vector<Request>& expired) {
         while (true) {
             const Clock::time_point now = Clock::now();
-            for (auto it = queue.begin(); it != queue.end();) {
-                if (it->options.deadline && *it->options.deadline <= now) {
-                    expired.push_back(std::move(*it));
-                    it = queue.erase(it);
-                } else {
-                    ++it;
+            if (with_deadline > 0)
+                for (auto it = queue.begin(); it != queue.end();) {
+                    if (it->options.deadline && *it->options.deadline <= now) {
+                        count_out(*it);
+                        expired.push_back(std::move(*it));
+                        it = queue.erase(it);
+                    } else {
+                        ++it;
+                    }
                 }
-            }
             if (!expired.empty()) return {};
             if (queue.empty()) {
                 if (stopping) return {};
@@ -167,14 +213,14 @@ struct Batcher::State {
                 continue;
             }
             const Request& head = queue.front();
-            int64_t compatible = 0;
-            for (const Request& r : queue) compatible += r.compatible == head.compatible;
             const Clock::time_point due = head.arrived + options.max_delay;
-            if (compatible < options.max_batch && now < due && !stopping) {
-                // Wake for the head's due time, a new request, or an earlier deadline.
+            if (waiting[head.compatible] < options.max_batch && now < due && !stopping) {
+                // Wake for the head's due time, or sooner when submit() says the batch is full,
+                // the head changed, or a request with a deadline came.
                 Clock::time_point wake = due;
-                for (const Request& r : queue)
-                    if (r.options.deadline) wake = std::min(wake, *r.options.deadline);
+                if (with_deadline > 0)
+                    for (const Request& r : queue)
+                        if (r.options.deadline) wake = std::min(wake, *r.options.deadline);
                 work.wait_until(lock, wake);
                 continue;
             }
@@ -182,6 +228,7 @@ struct Batcher::State {
             const std::string key = head.compatible;
             for (auto it = queue.begin(); it != queue.end() && static_cast<int64_t>(batch.size()) < options.max_batch;) {
                 if (it->compatible == key) {
+                    count_out(*it);
                     batch.push_back(std::move(*it));
                     it = queue.erase(it);
                 } else {
@@ -189,6 +236,8 @@ struct Batcher::State {
                 }
             }
             running += batch.size();
+            // Another worker may form the next batch while this one runs.
+            if (!queue.empty()) work.notify_one();
             return batch;
         }
     }
@@ -207,16 +256,14 @@ struct Batcher::State {
                 tensors.push_back((*item)[name]);
                 if (tensors.back().rank() > 0) longest = std::max(longest, tensors.back().shape()[0]);
             }
-            if (tensors.front().rank() > 0) {
-                const int64_t target = bucket(longest);
-                for (Tensor& t : tensors)
-                    if (t.shape()[0] != target) {
-                        t = pad(t, 0, target, 0.0);
-                        ragged = true;
-                    }
-                if (padded_length == 0) padded_length = target;
+            if (tensors.front().rank() == 0) {
+                inputs.set(name, stack(tensors));
+                continue;
             }
-            inputs.set(name, stack(tensors));
+            const int64_t target = bucket(longest);
+            for (const Tensor& t : tensors) ragged = ragged || t.shape()[0] != target;
+            if (padded_length == 0) padded_length = target;
+            inputs.set(name, stack_padded(tensors, target));
         }
         return inputs;
     }
@@ -286,7 +333,7 @@ struct Batcher::State {
         double estimate_ms = 0;
         bool routed = false;
         const auto started = Clock::now();
-        auto stacked_at = started, ran_at = started;
+        auto stacked_at = started, ran_at = started, copied_at = started;
         try {
             std::vector<const Batch*> items;
             for (const Request& r : batch) items.push_back(&r.item);
@@ -301,9 +348,9 @@ struct Batcher::State {
             routed = true;
             stacked_at = Clock::now();
             Batch outputs = sessions[session]->run(inputs);
-            if (options.outputs_on_host)
-                for (const std::string& name : outputs.names()) outputs.set(name, outputs[name].to(Device::CPU));
             ran_at = Clock::now();
+            if (options.outputs_on_host) copy_to_host(outputs);
+            copied_at = Clock::now();
             for (const std::string& name : outputs.names()) {
                 const Tensor& all = outputs[name];
                 const bool trimmed = ragged && std::find(options.trim_outputs.begin(), options.trim_outputs.end(),
@@ -331,11 +378,12 @@ struct Batcher::State {
         {
             // Counted before the answers go out: a caller that has its answer sees it in stats().
             std::lock_guard lock(mutex);
-            if (ran_at > started) {
+            if (copied_at > started) {
                 using Ms = std::chrono::duration<double, std::milli>;
                 stats.stack_ms += Ms(stacked_at - started).count();
                 stats.run_ms += Ms(ran_at - stacked_at).count();
-                stats.split_ms += Ms(split_at - ran_at).count();
+                stats.copy_ms += Ms(copied_at - ran_at).count();
+                stats.split_ms += Ms(split_at - copied_at).count();
             }
             if (routed) {
                 in_flight_ms[session] -= estimate_ms;
@@ -432,6 +480,7 @@ uint64_t Batcher::submit(Batch item, Callback done, RequestOptions options) {
     r.item = std::move(item);
     r.done = std::move(done);
     r.options = options;
+    ItemSignature signature = s.describe(r);  // outside the lock: 1 000 submitters share it
     r.arrived = Clock::now();
     std::lock_guard lock(s.mutex);
     if (s.stopping || s.queue.size() >= s.options.max_queue) {
@@ -440,14 +489,24 @@ uint64_t Batcher::submit(Batch item, Callback done, RequestOptions options) {
                                     : "batcher: " + std::to_string(s.queue.size()) +
                                           " requests are waiting (max_queue); try again later");
     }
-    s.describe(r);
+    s.check_signature(std::move(signature));
     r.id = s.next_id++;
-    auto at = std::find_if(s.queue.begin(), s.queue.end(),
-                           [&](const Request& q) { return q.options.priority < r.options.priority; });
+    // After the last request of at least its priority: searched from the back, where a request
+    // of the common priority goes at once.
+    auto at = s.queue.end();
+    while (at != s.queue.begin() && std::prev(at)->options.priority < r.options.priority) --at;
+    const bool new_head = at == s.queue.begin();
     const uint64_t id = r.id;
+    s.count_in(r);
+    const std::string& head_key = new_head ? r.compatible : s.queue.front().compatible;
+    const bool fills_head = s.waiting[head_key] >= s.options.max_batch;
+    const bool has_deadline = r.options.deadline.has_value();
     s.queue.insert(at, std::move(r));
     ++s.stats.accepted;
-    s.work.notify_all();
+    // A waiting worker needs waking only when its decision may change: a new head (the queue
+    // was empty, or this request outranks it), the head's batch just filled, or a deadline it
+    // must watch. Waking it on every submit cost a queue walk under the lock per request.
+    if (new_head || fills_head || has_deadline) s.work.notify_one();
     return id;
 }
 
@@ -456,6 +515,7 @@ bool Batcher::cancel(uint64_t id) {
     std::unique_lock lock(s.mutex);
     const auto it = std::find_if(s.queue.begin(), s.queue.end(), [&](const Request& r) { return r.id == id; });
     if (it == s.queue.end()) return false;
+    s.count_out(*it);
     Request r = std::move(*it);
     s.queue.erase(it);
     ++s.stats.cancelled;
@@ -474,6 +534,8 @@ void Batcher::shutdown(bool drain) {
     if (!drain) {
         dropped.assign(std::make_move_iterator(s.queue.begin()), std::make_move_iterator(s.queue.end()));
         s.queue.clear();
+        s.waiting.clear();
+        s.with_deadline = 0;
         s.stats.cancelled += dropped.size();
     }
     s.work.notify_all();
