@@ -484,6 +484,14 @@ MODELS = {
     "bert-base-random": Spec(
         build_random("BertModel", "BertConfig", attn_implementation="eager"),
         BERT_INPUTS, "last_hidden_state", "text", random_source("BertModel", "BertConfig")),
+    # all-MiniLM-L6-v2's architecture (6 layers, 384 wide, 12 heads, 1536 inner) with random
+    # weights: its speed where the real weights cannot travel (the GPU machine takes 64 MiB a call).
+    "minilm-l6-random": Spec(
+        build_random("BertModel", "BertConfig", attn_implementation="eager", hidden_size=384, num_hidden_layers=6,
+                     num_attention_heads=12, intermediate_size=1536),
+        BERT_INPUTS, "last_hidden_state", "text",
+        random_source("BertModel", "BertConfig", ", hidden_size=384, num_hidden_layers=6, num_attention_heads=12, "
+                      "intermediate_size=1536")),
     # GPT-2 small (12 layers, 768 wide, vocabulary 50257), the language-model head's logits of the
     # whole sequence, without the key/value cache (use_cache=False): the plain forward.
     "gpt2-small-random": Spec(
