@@ -10,6 +10,7 @@
 //
 //   build/bin/batcher-bench --clients 64 --seconds 3
 //   build/bin/batcher-bench --model .cache/models/all-MiniLM-L6-v2/model.onnx --device cuda --precision f16
+//   build/bin/batcher-bench --model ... --device cpu,cuda --clients 1   (routing, one request at a time)
 #include "served_model.hpp"
 
 #include <infer/infer.hpp>
@@ -120,7 +121,13 @@ int main(int argc, char** argv) {
     try {
         Graph graph = o.model.empty() ? cheap_model() : Graph::load(o.model);
         serve::ModelOptions options;
-        options.devices = {Device::parse(o.device)};
+        // Several devices (cpu,cuda): a session on each and the batcher's routing between them.
+        options.devices.clear();
+        for (size_t start = 0; start <= o.device.size();) {
+            const size_t comma = std::min(o.device.find(',', start), o.device.size());
+            options.devices.push_back(Device::parse(o.device.substr(start, comma - start)));
+            start = comma + 1;
+        }
         options.precision = parse_precision(o.precision);
         options.threads = o.threads;
         options.batcher.max_batch = o.max_batch;
@@ -168,6 +175,12 @@ int main(int argc, char** argv) {
                     (after.run_ms - before.run_ms) / std::max(1.0, batches),
                     (after.copy_ms - before.copy_ms) / std::max(1.0, batches),
                     (after.split_ms - before.split_ms) / std::max(1.0, batches));
+        const nlohmann::json final_stats = model.stats();
+        if (options.devices.size() > 1)
+            std::printf("  batches per device (warm-up included): %s\n", final_stats.at("batches_per_device").dump().c_str());
+        const nlohmann::json latency = final_stats.at("latency_ms");
+        std::printf("  latency of the last 4 096 answers: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms\n",
+                    latency.at("p50").get<double>(), latency.at("p90").get<double>(), latency.at("p99").get<double>());
         return errors.load() == 0 ? 0 : 1;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "batcher-bench: %s\n", e.what());

@@ -3,12 +3,13 @@
 //
 // On a GPU the batch size decides throughput (a DistilBERT batch of 256 costs about 30 times a
 // batch of 1, not 256 times), so a service receiving one request at a time should group them.
-// The batcher queues items, forms a batch when `max_batch` items are waiting or the oldest has
-// waited `max_delay`, pads ragged items to a common length (zeros, so token ids become padding
-// and attention masks 0), runs the batch on the session, and hands each caller its own slice
-// of the outputs (token-level outputs trimmed back to its own length). Memory is bounded: at most `max_queue` items
-// wait; beyond that a submit fails at once with Overloaded, which a server turns into "retry
-// later" rather than letting latency and memory grow without limit.
+// The batcher queues items, forms a batch when `max_batch` items are waiting, the oldest has
+// waited `max_delay`, or nothing is running, pads ragged items to a common length (zeros, so
+// token ids become padding and attention masks 0), runs the batch on the session, and hands
+// each caller its own slice of the outputs (token-level outputs trimmed back to its own
+// length). Memory is bounded: at most `max_queue` items wait; beyond that a submit fails at
+// once with Overloaded, which a server turns into "retry later" rather than letting latency
+// and memory grow without limit.
 //
 //   infer::Batcher batcher(session, {.max_batch = 32, .max_delay = std::chrono::milliseconds(2)});
 //   infer::Batcher::Ticket ticket = batcher.submit({{"input_ids", ids}, {"attention_mask", mask}});
@@ -33,6 +34,11 @@ struct BatcherOptions {
     int64_t max_batch = 32;  // items per run
     // How long the oldest waiting item may wait for others before its batch runs anyway.
     std::chrono::microseconds max_delay{2000};
+    // When no batch is running, the waiting items run at once instead of waiting max_delay
+    // for company: a single request at low load gets the device's own latency, and under load
+    // (batches running) items still wait and group. false: every batch waits for max_batch
+    // items or max_delay.
+    bool start_when_idle = true;
     size_t max_queue = 4096;  // items waiting; a submit beyond it throws Overloaded
     int workers = 1;          // batches run at the same time (Session::run is thread-safe)
     // Ragged items (token sequences of different lengths) are padded along their axis 0 to the

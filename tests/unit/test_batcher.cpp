@@ -128,8 +128,8 @@ TEST_CASE("64 threads x 500 requests: every answer is its own, once, and right",
 TEST_CASE("batches filled up to a batch size answer only their own items", "[batcher]") {
     const Session session(token_model());
     CHECK_THROWS_AS(Batcher(session, {.batch_sizes = {4, 2}}), InvalidArgument);
-    Batcher batcher(session, {.max_batch = 8, .max_delay = 200ms, .length_buckets = {12}, .trim_outputs = {"tokens"},
-                              .batch_sizes = {4, 8}});
+    Batcher batcher(session, {.max_batch = 8, .max_delay = 200ms, .start_when_idle = false, .length_buckets = {12},
+                              .trim_outputs = {"tokens"}, .batch_sizes = {4, 8}});
     std::vector<Item> items;
     std::vector<Batcher::Ticket> tickets;
     for (uint32_t seed : {3u, 7u, 10u}) {  // three items within the delay: one batch of 3, run as 4
@@ -149,7 +149,7 @@ TEST_CASE("batches filled up to a batch size answer only their own items", "[bat
 
 TEST_CASE("a full queue answers Overloaded at once; shutdown without draining cancels the rest", "[batcher]") {
     const Session session(token_model());
-    Batcher batcher(session, {.max_batch = 100, .max_delay = 10s, .max_queue = 4});
+    Batcher batcher(session, {.max_batch = 100, .max_delay = 10s, .start_when_idle = false, .max_queue = 4});
     std::vector<Batcher::Ticket> tickets;
     for (uint32_t i = 0; i < 4; ++i) tickets.push_back(batcher.submit(make_item(i).inputs));
     CHECK_THROWS_AS(batcher.submit(make_item(9).inputs), Overloaded);
@@ -164,7 +164,7 @@ TEST_CASE("a full queue answers Overloaded at once; shutdown without draining ca
 
 TEST_CASE("cancel and deadlines fail waiting requests with Cancelled", "[batcher]") {
     const Session session(token_model());
-    Batcher batcher(session, {.max_batch = 100, .max_delay = 300ms, .trim_outputs = {"tokens"}});
+    Batcher batcher(session, {.max_batch = 100, .max_delay = 300ms, .start_when_idle = false, .trim_outputs = {"tokens"}});
     Batcher::Ticket kept = batcher.submit(make_item(1).inputs);
     Batcher::Ticket dropped = batcher.submit(make_item(2).inputs);
     Batcher::Ticket late = batcher.submit(make_item(3).inputs, {.deadline = std::chrono::steady_clock::now() + 1ms});
@@ -173,6 +173,36 @@ TEST_CASE("cancel and deadlines fail waiting requests with Cancelled", "[batcher
     CHECK_THROWS_AS(dropped.result.get(), Cancelled);
     CHECK_THROWS_WITH(late.result.get(), Catch::Contains("deadline"));
     CHECK(close(kept.result.get()["pooled"].to_vector<float>(), make_item(1).pooled));
+}
+
+TEST_CASE("with nothing running a request starts at once; while a batch runs, others wait to group", "[batcher]") {
+    const Session session(token_model());
+    // A delay no test would sit out: only start_when_idle can answer the first request soon.
+    Batcher batcher(session, {.max_batch = 8, .max_delay = 30s, .workers = 1});
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(close(batcher.submit(make_item(4).inputs).result.get()["pooled"].to_vector<float>(), make_item(4).pooled));
+    CHECK(std::chrono::steady_clock::now() - start < 10s);
+    // The first request's callback holds the only worker (a batch is running) while four more
+    // arrive: they wait and run together as one batch once it returns.
+    std::mutex m;
+    std::condition_variable cv;
+    bool release = false;
+    batcher.submit(make_item(0).inputs, [&](std::exception_ptr, Batch) {
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return release; });
+    });
+    std::this_thread::sleep_for(50ms);  // the worker is now inside that callback
+    std::vector<Batcher::Ticket> waiting;
+    for (uint32_t seed : {5u, 6u, 7u, 8u}) waiting.push_back(batcher.submit(make_item(seed).inputs));
+    {
+        std::lock_guard lock(m);
+        release = true;
+    }
+    cv.notify_all();
+    for (Batcher::Ticket& ticket : waiting) ticket.result.get();
+    const BatcherStats stats = batcher.stats();
+    CHECK(stats.batch_sizes[1] == 2);
+    CHECK(stats.batch_sizes[4] == 1);
 }
 
 TEST_CASE("higher priorities run first", "[batcher]") {

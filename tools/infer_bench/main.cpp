@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
     app.add_option("--vocabulary", vocabulary,
                    "token ids are drawn below this (default: a Hugging Face folder's vocab_size; ids in [1000, 2000) "
                    "when at least 2000)");
-    app.add_option("--precision", precisions_text, "f32, f16, bf16, comma-separated")->capture_default_str();
+    app.add_option("--precision", precisions_text, "f32, f16, bf16, int8, comma-separated")->capture_default_str();
     app.add_option("--cpu-precision", cpu_precisions_text, "precisions on the CPU, if not those of --precision");
     app.add_option("--threads", threads, "CPU threads (0: all cores)")->capture_default_str();
     app.add_option("--warmup", measure_options.warmup, "untimed runs per point")->capture_default_str();

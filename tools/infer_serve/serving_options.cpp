@@ -44,6 +44,8 @@ void ServingArguments::add_to(CLI::App& app) {
         ->capture_default_str();
     app.add_option("--max-batch", max_batch, "items per batch (1: no batching)")->capture_default_str();
     app.add_option("--max-delay-ms", max_delay_ms, "how long the oldest item waits for others")->capture_default_str();
+    app.add_flag("--always-wait", always_wait,
+                 "wait --max-delay-ms for company even when no batch is running (default: start at once then)");
     app.add_option("--queue", queue, "items waiting at most; beyond, requests get 503")->capture_default_str();
     app.add_option("--precision", precision, "f32, f16, bf16 or int8 (CPU)")->capture_default_str();
     app.add_option("--threads", threads, "CPU threads per session (0: all cores)")->capture_default_str();
@@ -67,6 +69,7 @@ ModelOptions ServingArguments::model_options() const {
     options.warm_up = !no_warm_up;
     options.batcher.max_batch = max_batch;
     options.batcher.max_delay = std::chrono::microseconds(static_cast<int64_t>(max_delay_ms * 1000));
+    options.batcher.start_when_idle = !always_wait;
     options.batcher.max_queue = queue;
     options.batcher.workers = workers > 0 ? workers : static_cast<int>(options.devices.size());
     if (length_buckets == "none") options.length_buckets_from_model = false;

@@ -19,8 +19,9 @@ struct ServingArguments {
     size_t queue = 4096;
     int threads = 0, workers = 0;
     bool no_graph_capture = false, no_warm_up = false;
+    bool always_wait = false;  // BatcherOptions::start_when_idle off
 
-    // --device, --max-batch, --max-delay-ms, --queue, --precision, --threads, --workers,
+    // --device, --max-batch, --max-delay-ms, --always-wait, --queue, --precision, --threads, --workers,
     // --length-buckets, --batch-sizes, --no-graph-capture, --no-warm-up.
     void add_to(CLI::App& app);
     // Throws InvalidArgument naming the option that is wrong.

@@ -5,7 +5,8 @@
 // Which requests may share a batch: those whose inputs have the same shapes apart from axis 0
 // (the ragged axis, padded) and, with length buckets, whose lengths fall in the same bucket.
 // The highest-priority, oldest waiting request decides the next batch; it runs when max_batch
-// compatible requests wait or when it has waited max_delay, whichever comes first. With several
+// compatible requests wait, when it has waited max_delay, or (start_when_idle) when no batch
+// is running, whichever comes first. With several
 // sessions, each batch goes to the one expected to finish it first (route()).
 #include <infer/batcher.hpp>
 
@@ -214,7 +215,8 @@ struct Batcher::State {
             }
             const Request& head = queue.front();
             const Clock::time_point due = head.arrived + options.max_delay;
-            if (waiting[head.compatible] < options.max_batch && now < due && !stopping) {
+            const bool idle = options.start_when_idle && running == 0;
+            if (waiting[head.compatible] < options.max_batch && now < due && !stopping && !idle) {
                 // Wake for the head's due time, or sooner when submit() says the batch is full,
                 // the head changed, or a request with a deadline came.
                 Clock::time_point wake = due;
