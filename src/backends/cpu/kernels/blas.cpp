@@ -287,12 +287,16 @@ void sgemm_serial(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, f
                   int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
     // Weights larger than the caches, met by a few rows: streamed (see stream_rows_gemm).
     single_threaded_openblas();
+    if (m == 1 && !trans_a && !trans_b) {
+        // A row times B at any size: OpenBLAS's gemv streams B itself, faster than our loop for
+        // large weights, and for small ones it skips the packing of B that its gemm does at
+        // every call (a third of a tiny MLP's time at batch 1).
+        cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<blasint>(k), static_cast<blasint>(n), alpha, b,
+                    static_cast<blasint>(ldb), a, 1, beta, c, 1);
+        return;
+    }
     if (!trans_a && !trans_b && m <= kStreamRows && k * n >= (int64_t{1} << 18)) {
-        if (m == 1)  // a row times B: OpenBLAS's gemv streams B itself, faster than our loop
-            cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<blasint>(k), static_cast<blasint>(n), alpha, b,
-                        static_cast<blasint>(ldb), a, 1, beta, c, 1);
-        else
-            stream_rows_gemm(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        stream_rows_gemm(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
     }
     if (m == 1 && trans_b) {
