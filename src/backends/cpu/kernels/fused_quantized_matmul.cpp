@@ -8,6 +8,7 @@
 //   y[r, n] = (acc[r, n] - zero[r] · Σ_k Wq[k, n]) · scale[r] · wscale[n] + bias[n]
 #include "backends/cpu/kernels/cpu_features.hpp"
 #include "backends/cpu/kernels/gelu_rows.hpp"
+#include "backends/cpu/kernels/vector_gelu.hpp"
 #include "backends/cpu/kernels/int8_gemm.hpp"
 #include "backends/cpu/kernels/kernel_util.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
@@ -57,10 +58,12 @@ void dequantize_row(const int32_t* acc, int32_t zero, const int32_t* sums, float
     }
 }
 
-// The same eight columns at a time (the same f32 operations, so the same results).
+// The same eight columns at a time (the same f32 operations, so the same results), and GELU
+// too while the values are in registers (a pass of its own over the tile, after, took 9% of an
+// int8 MiniLM run on a Zen 3).
 __attribute__((target("avx2,fma"))) void dequantize_row_avx2(const int32_t* acc, int32_t zero, const int32_t* sums,
                                                              float scale, const float* scales, const float* bias,
-                                                             bool relu, float* out, int64_t cols) {
+                                                             bool relu, bool gelu, float* out, int64_t cols) {
     const __m256i z = _mm256_set1_epi32(zero);
     const __m256 s = _mm256_set1_ps(scale), floor = _mm256_setzero_ps();
     int64_t c = 0;
@@ -70,9 +73,11 @@ __attribute__((target("avx2,fma"))) void dequantize_row_avx2(const int32_t* acc,
         __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(corrected), _mm256_mul_ps(s, _mm256_loadu_ps(scales + c)));
         if (bias) v = _mm256_add_ps(v, _mm256_loadu_ps(bias + c));
         if (relu) v = _mm256_max_ps(v, floor);
+        if (gelu) v = gelu_avx2(v);
         _mm256_storeu_ps(out + c, v);
     }
     dequantize_row(acc, zero, sums, scale, scales, bias, relu, out, c, cols);
+    if (gelu) activate_row(out + c, cols - c, RowActivation::gelu);
 }
 
 struct Dequantize {
@@ -87,17 +92,18 @@ struct Dequantize {
     static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
         const bool avx2 = has_avx2_fma();
         const auto& d = *static_cast<const Dequantize*>(self);
-        const bool relu = d.activation == RowActivation::relu;
+        const bool relu = d.activation == RowActivation::relu, gelu = avx2 && d.activation == RowActivation::gelu;
         for (int64_t r = 0; r < rows; ++r) {
             float* out = d.y + (row0 + r) * d.n + col0;
             const int32_t zero = d.rows->zero[row0 + r];
             const float scale = d.rows->scale[row0 + r];
             const float* bias = d.bias ? d.bias + col0 : nullptr;
             if (avx2)
-                dequantize_row_avx2(acc + r * ld, zero, d.column_sums + col0, scale, d.column_scales + col0, bias, relu, out, cols);
+                dequantize_row_avx2(acc + r * ld, zero, d.column_sums + col0, scale, d.column_scales + col0, bias, relu,
+                                    gelu, out, cols);
             else
                 dequantize_row(acc + r * ld, zero, d.column_sums + col0, scale, d.column_scales + col0, bias, relu, out, 0, cols);
-            if (!relu) activate_row(out, cols, d.activation);
+            if (!relu && !gelu) activate_row(out, cols, d.activation);
         }
     }
 };

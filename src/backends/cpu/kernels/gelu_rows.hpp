@@ -1,8 +1,7 @@
 #pragma once
-// GELU over a row in place, for the product epilogues. The exact (erf) one, for the product epilogues: 0.5·x·(1 + erf(x/√2)).
-// With AVX2, erf comes from Abramowitz and Stegun's 7.1.28, 1 - (1 + a1·x + … + a6·x⁶)^-16,
-// whose error is below 3e-7 and which needs no exp, eight lanes at a time; a scalar std::erf per
-// element cost a fifth of an int8 MiniLM run. Without AVX2, std::erf.
+// GELU over a row in place, for the product epilogues: the exact (erf) one, 0.5·x·(1 + erf(x/√2)).
+// With AVX2, eight lanes at a time (vector_gelu.hpp); a scalar std::erf per element cost a fifth
+// of an int8 MiniLM run. Without AVX2, std::erf.
 #include <cstdint>
 #include <string>
 
