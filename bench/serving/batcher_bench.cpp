@@ -3,10 +3,11 @@
 // (serve::ServedModel), requests handed over as tensors.
 //
 // Client threads in a closed loop each submit a one-row request and wait for its answer, as
-// a server's connection threads do. With a cheap model (the default: one small product per token) the
-// figure is the batcher's own cost per request (queueing, stacking, splitting, answering); with
-// a real model (--model x.onnx, token inputs drawn between --min-length and --max-length) it is
-// what the device sustains through the batcher. --max-batch 1 gives the one-at-a-time figure.
+// a server's connection threads do. With a cheap model (the default: one small product per
+// token) the figure is the batcher's own cost per request (queueing, stacking, splitting,
+// answering); with a real model (--model x.onnx, token inputs drawn between --min-length and
+// --max-length) it is what the device sustains through the batcher. --max-batch 1 gives the
+// one-at-a-time figure.
 //
 //   build/bin/batcher-bench --clients 64 --seconds 3
 //   build/bin/batcher-bench --model .cache/models/all-MiniLM-L6-v2/model.onnx --device cuda --precision f16
@@ -53,6 +54,9 @@ Options parse(int argc, char** argv) {
     for (int i = 1; i < argc; i += 2) {
         if (i + 1 >= argc) usage("every option takes a value");
         const std::string key = argv[i], value = argv[i + 1];
+        if (key != "--model" && key != "--device" && key != "--precision" &&
+            value.find_first_not_of("0123456789.") != std::string::npos)
+            usage((key + " takes a number, not '" + value + "'").c_str());
         if (key == "--model") o.model = value;
         else if (key == "--device") o.device = value;
         else if (key == "--precision") o.precision = value;
@@ -117,8 +121,8 @@ ServedCounts batcher_stats(const serve::ServedModel& model) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const Options o = parse(argc, argv);
     try {
+        const Options o = parse(argc, argv);  // a count that is no number throws std::invalid_argument
         Graph graph = o.model.empty() ? cheap_model() : Graph::load(o.model);
         serve::ModelOptions options;
         // Several devices (cpu,cuda): a session on each and the batcher's routing between them.
