@@ -1,5 +1,7 @@
 #include "core/half_convert.hpp"
 
+#include "core/cpu_has_avx2.hpp"
+
 #include <infer/dtype.hpp>
 
 #include <cpuid.h>
@@ -106,11 +108,12 @@ void float_to_bfloat16_serial(const float* src, uint16_t* dst, size_t count) {
     }
 }
 
-// In fixed blocks of 32 lanes that the compiler vectorizes, in an AVX2 clone where the CPU has it
-// (the core is built for baseline x86-64, whose SSE2 has no unsigned 16-bit max): the first f16
-// run of a plan scans every step's output, and element by element that took seconds.
-__attribute__((target_clones("avx2", "default"))) uint16_t largest_f16_magnitude_bits(const uint16_t* bits,
-                                                                                     size_t count) {
+namespace {
+
+// In fixed blocks of 32 lanes that the compiler vectorizes, in an AVX2 version where the CPU has
+// it (the core is built for baseline x86-64, whose SSE2 has no unsigned 16-bit max): the first
+// f16 run of a plan scans every step's output, and element by element that took seconds.
+__attribute__((always_inline)) inline uint16_t largest_f16_magnitude_lanes(const uint16_t* bits, size_t count) {
     constexpr size_t kLanes = 32;
     uint16_t lanes[kLanes] = {};
     size_t i = 0;
@@ -120,6 +123,20 @@ __attribute__((target_clones("avx2", "default"))) uint16_t largest_f16_magnitude
     for (; i < count; ++i) largest = std::max<uint16_t>(largest, bits[i] & 0x7fff);
     for (const uint16_t lane : lanes) largest = std::max(largest, lane);
     return largest;
+}
+
+__attribute__((target("avx2"))) uint16_t largest_f16_magnitude_avx2(const uint16_t* bits, size_t count) {
+    return largest_f16_magnitude_lanes(bits, count);
+}
+
+uint16_t largest_f16_magnitude_baseline(const uint16_t* bits, size_t count) {
+    return largest_f16_magnitude_lanes(bits, count);
+}
+
+}  // namespace
+
+uint16_t largest_f16_magnitude_bits(const uint16_t* bits, size_t count) {
+    return cpu_has_avx2() ? largest_f16_magnitude_avx2(bits, count) : largest_f16_magnitude_baseline(bits, count);
 }
 
 }  // namespace infer::detail

@@ -1,5 +1,7 @@
 #include "core/passes/lower_precision.hpp"
 
+#include "core/cpu_has_avx2.hpp"
+
 #include "core/element_convert.hpp"
 #include "core/ops/op_schema.hpp"
 #include "core/ops/shape_functions.hpp"
@@ -58,10 +60,11 @@ void run_tasks(size_t count, const Task& task) {
 
 constexpr size_t kChunk = size_t{1} << 20;  // values per task
 
-// The largest magnitude below 1e30 among values[begin, end), as bits (an AVX2 clone where the
-// CPU has it: the core is built for baseline x86-64, whose SSE2 has no unsigned 32-bit max).
-__attribute__((target_clones("avx2", "default"))) uint32_t largest_value_bits(const uint32_t* values, size_t begin,
-                                                                               size_t end) {
+// The largest magnitude below 1e30 among values[begin, end), as bits (in an AVX2 version where
+// the CPU has it, below: the core is built for baseline x86-64, whose SSE2 has no unsigned
+// 32-bit max).
+__attribute__((always_inline)) inline uint32_t largest_value_bits_lanes(const uint32_t* values, size_t begin,
+                                                                        size_t end) {
     const uint32_t sentinel = std::bit_cast<uint32_t>(1e30f);  // infinities and NaN lie above it too
     uint32_t lanes[kLanes] = {};
     size_t i = begin;
@@ -80,9 +83,9 @@ __attribute__((target_clones("avx2", "default"))) uint32_t largest_value_bits(co
 }
 
 // out = in with finite magnitudes beyond `bound` (bits) clamped to it, signs, infinities and NaN
-// kept (an AVX2 clone where the CPU has it, as above).
-__attribute__((target_clones("avx2", "default"))) void clamp_magnitudes(const uint32_t* in, uint32_t* out, size_t n,
-                                                                         uint32_t bound) {
+// kept (in an AVX2 version where the CPU has it, as above).
+__attribute__((always_inline)) inline void clamp_magnitudes_lanes(const uint32_t* in, uint32_t* out, size_t n,
+                                                                  uint32_t bound) {
     const uint32_t infinity = std::bit_cast<uint32_t>(INFINITY);
     const auto clamp = [&](uint32_t bits) {
         const uint32_t magnitude = bits & kMagnitudeBits;
@@ -92,6 +95,22 @@ __attribute__((target_clones("avx2", "default"))) void clamp_magnitudes(const ui
     for (; i + kLanes <= n; i += kLanes)
         for (size_t j = 0; j < kLanes; ++j) out[i + j] = clamp(in[i + j]);
     for (; i < n; ++i) out[i] = clamp(in[i]);
+}
+
+// The AVX2 and baseline versions of the two loops above, chosen per call (cpu_has_avx2.hpp
+// says why not target_clones).
+__attribute__((target("avx2"))) uint32_t largest_value_bits_avx2(const uint32_t* values, size_t begin, size_t end) {
+    return largest_value_bits_lanes(values, begin, end);
+}
+uint32_t largest_value_bits(const uint32_t* values, size_t begin, size_t end) {
+    return cpu_has_avx2() ? largest_value_bits_avx2(values, begin, end) : largest_value_bits_lanes(values, begin, end);
+}
+__attribute__((target("avx2"))) void clamp_magnitudes_avx2(const uint32_t* in, uint32_t* out, size_t n, uint32_t bound) {
+    clamp_magnitudes_lanes(in, out, n, bound);
+}
+void clamp_magnitudes(const uint32_t* in, uint32_t* out, size_t n, uint32_t bound) {
+    if (cpu_has_avx2()) clamp_magnitudes_avx2(in, out, n, bound);
+    else clamp_magnitudes_lanes(in, out, n, bound);
 }
 
 // Whether f16 can hold a constant's values: weights all below f16's smallest normal (2^-14)
