@@ -140,6 +140,12 @@ int main(int argc, char** argv) {
         options.batcher.pinned_outputs = o.pinned_outputs;
         options.batcher.max_queue = static_cast<size_t>(std::max<int64_t>(o.clients, o.max_batch)) * 2;
         serve::ServedModel model("bench", graph, options);  // warms every shape up on a GPU
+        {
+            // With several devices the batcher times each on its first batch (routing's
+            // profile, seconds on a CPU): that happens here, not in the measured window.
+            std::mt19937 random(7);
+            model.infer(make_request(graph, o.max_length, random));
+        }
         const ServedCounts before = batcher_stats(model);
         std::atomic<bool> stop{false};
         std::atomic<uint64_t> answered{0}, errors{0};
