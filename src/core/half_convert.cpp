@@ -129,14 +129,10 @@ __attribute__((target("avx2"))) uint16_t largest_f16_magnitude_avx2(const uint16
     return largest_f16_magnitude_lanes(bits, count);
 }
 
-uint16_t largest_f16_magnitude_baseline(const uint16_t* bits, size_t count) {
-    return largest_f16_magnitude_lanes(bits, count);
-}
-
 }  // namespace
 
 uint16_t largest_f16_magnitude_bits(const uint16_t* bits, size_t count) {
-    return cpu_has_avx2() ? largest_f16_magnitude_avx2(bits, count) : largest_f16_magnitude_baseline(bits, count);
+    return cpu_has_avx2() ? largest_f16_magnitude_avx2(bits, count) : largest_f16_magnitude_lanes(bits, count);
 }
 
 }  // namespace infer::detail
