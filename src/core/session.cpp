@@ -385,7 +385,8 @@ Batch Session::Impl::run(const Batch& inputs, const Batch* bound_outputs, RunPro
         outputs = context->run(plan, tensors, targets, profile);
         const std::vector<std::string> out_of_range = context->out_of_range();
         contexts.give_back(std::move(context));
-        if (out_of_range.empty() || options.precision != Precision::f16 || round == 8 || !keep_in_f32(out_of_range))
+        if (out_of_range.empty() || pass_context(options.precision).activation_dtype() != DType::f16 || round == 8 ||
+            !keep_in_f32(out_of_range))
             break;
     }
     Batch result;

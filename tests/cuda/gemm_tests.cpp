@@ -147,7 +147,7 @@ TEST_CASE("Gemm shapes the bias epilogue does not cover still match the CPU", "[
     }
 }
 
-TEST_CASE("precision int8 on cuda quantizes as the CPU does, dynamic and calibrated", "[cuda][gemm][int8]") {
+TEST_CASE("precision int8 on cuda quantizes as the CPU does, from f16 activations, dynamic and calibrated", "[cuda][gemm][int8]") {
     // Two products by constant weights (K and N not multiples of 16), the first with a bias and
     // GELU, the second with a bias and ReLU: each becomes a QuantizedMatMul.
     GraphBuilder b("int8_mlp");
@@ -177,18 +177,22 @@ TEST_CASE("precision int8 on cuda quantizes as the CPU does, dynamic and calibra
                 CHECK(e.device == device);
             }
         CHECK(quantized == 2);
+        // On CUDA the activations between the products are f16 (PassContext::activation_dtype):
+        // casts at the graph's edges; the CPU's int8 session stays f32 throughout.
+        const auto histogram = session.op_histogram();
+        CHECK(histogram.count("Cast") == (device == Device::CUDA ? 1u : 0u));
         return y;
     };
     const std::vector<float> exact = Session(graph, {Device::CPU}).run(batch)["y"].to_vector<float>();
     const std::vector<float> cpu = run(Device::CPU, nullptr), gpu = run(Device::CUDA, nullptr);
-    // The same integers on both; the f32 dequantization and GELU may differ in the last bit,
-    // which can move one of the second product's row quantizations by a step.
-    CHECK(relative_error(gpu, cpu) < 1e-3);
+    // The same quantization on both, from f16 activations on CUDA: their rounding (2^-11) and
+    // the quantization steps it moves make the difference.
+    CHECK(relative_error(gpu, cpu) < 4e-3);
     CHECK(relative_error(gpu, exact) < 5e-2);
 
     const auto calibration = std::make_shared<Calibration>(calibrate(graph, {batch}));
     const std::vector<float> cpu_static = run(Device::CPU, calibration), gpu_static = run(Device::CUDA, calibration);
-    CHECK(relative_error(gpu_static, cpu_static) < 1e-3);
+    CHECK(relative_error(gpu_static, cpu_static) < 4e-3);
     CHECK(relative_error(gpu_static, exact) < 5e-2);
     CHECK(gpu_static != gpu);  // the calibrated range is not each row's own
 }

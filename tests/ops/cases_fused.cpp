@@ -408,9 +408,14 @@ std::vector<Case> fused_cases() {
     // and A per row (u8), against the same quantization carried out here in f32 steps, then the
     // exact integer product dequantized in f64. The weight is an input here, so this covers
     // the kernel's run-time quantization; tests/unit/test_int8.cpp covers the packed constant.
-    for (const auto& s : std::vector<MatMulSpec>{{{3, 4}, 5, true, ""}, {{2, 3, 70}, 33, true, "Gelu"}, {{1, 131}, 17, false, "Relu"}}) {
+    // f16 too (cpu_optional: CUDA's int8 sessions run their activations in f16, the CPU's stay
+    // f32), with one case whose weight is a constant, quantized from f16 when compiled.
+    for (const auto& s : std::vector<MatMulSpec>{{{3, 4}, 5, true, ""},
+                                                 {{2, 3, 70}, 33, true, "Gelu"},
+                                                 {{1, 131}, 17, false, "Relu"},
+                                                 {{4, 40}, 24, true, "Gelu", true}}) {
         const int64_t k = s.a[s.a.rank() - 1];
-        std::vector<InputSpec> inputs{x("A", s.a), x("B", {k, s.n})};
+        std::vector<InputSpec> inputs{x("A", s.a), s.weights ? weight("B", {k, s.n}) : x("B", {k, s.n})};
         if (s.bias) inputs.push_back(x("Bias", {s.n}));
         infer::Attributes attrs;
         if (!s.activation.empty()) attrs.set("activation", s.activation);
@@ -423,8 +428,13 @@ std::vector<Case> fused_cases() {
                        if (s.activation == "GeluTanh") y = ref::unary(y, [](double t) { return ref::gelu(t, true); });
                            return std::vector{y};
                        }};
-        quantized.dtypes = {DType::f32};
         quantized.accumulates = true;
+        if (!s.weights) {
+            quantized.dtypes = {DType::f32};
+            c.push_back(quantized);
+        }
+        quantized.dtypes = {DType::f16};
+        quantized.cpu_optional = true;
         c.push_back(quantized);
     }
     // Silu: x / (1 + e^-x); [3,37] runs the AVX2 steps and a tail, with values out to ±18

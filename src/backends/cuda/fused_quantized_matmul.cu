@@ -10,6 +10,8 @@
 // - cuBLAS s8 × s8 → i32 (cublasGemmEx, CUBLAS_COMPUTE_32I), K, the columns and the rows
 //   padded with zeros to the multiples its tensor-core kernels ask for;
 // - one epilogue kernel: y = (acc - zero · Σ w) · scale · wscale + bias, then the activation.
+// A, W, the bias and Y are all f32 or all f16 (an int8 session's activations on CUDA are f16:
+// PassContext::activation_dtype); the arithmetic is f32 either way.
 #include "backends/cuda/activation.cuh"
 #include "backends/cuda/block_reduce.cuh"
 #include "backends/cuda/device_types.cuh"
@@ -52,8 +54,9 @@ struct LowOp {
 // Into [0, 255]; NaN to 0.
 __device__ __forceinline__ float to_u8_range(float v) { return v > 0.0f ? (v < 255.0f ? v : 255.0f) : 0.0f; }
 
-// One block per (padded) column of W [k, n] f32.
-__global__ void quantize_columns_kernel(const float* w, WeightLayout layout, int8_t* q, float* scales, int32_t* sums) {
+// One block per (padded) column of W [k, n].
+template <class T>
+__global__ void quantize_columns_kernel(const T* w, WeightLayout layout, int8_t* q, float* scales, int32_t* sums) {
     __shared__ float scratch[32];
     const int64_t column = blockIdx.x;
     int8_t* out = q + column * layout.kp;
@@ -63,14 +66,14 @@ __global__ void quantize_columns_kernel(const float* w, WeightLayout layout, int
         return;
     }
     float peak = 0.0f;
-    for (int64_t j = threadIdx.x; j < layout.k; j += blockDim.x) peak = fmaxf(peak, fabsf(w[j * layout.n + column]));
+    for (int64_t j = threadIdx.x; j < layout.k; j += blockDim.x) peak = fmaxf(peak, fabsf(load_float(w[j * layout.n + column])));
     peak = block_reduce(peak, PeakOp{}, scratch);
     const float scale = peak > 0.0f ? peak / 127.0f : 1.0f;
     // The sum in f32 is exact: at most 127 · k, below 2^24 for k up to 132 000.
     float sum = 0.0f;
     for (int64_t j = threadIdx.x; j < layout.kp; j += blockDim.x) {
         float v = 0.0f;
-        if (j < layout.k) v = fminf(fmaxf(rintf(w[j * layout.n + column] / scale), -127.0f), 127.0f);
+        if (j < layout.k) v = fminf(fmaxf(rintf(load_float(w[j * layout.n + column]) / scale), -127.0f), 127.0f);
         out[j] = static_cast<int8_t>(v);
         sum += v;
     }
@@ -81,16 +84,18 @@ __global__ void quantize_columns_kernel(const float* w, WeightLayout layout, int
     }
 }
 
-void quantize_weight(const float* w, const WeightLayout& layout, void* out, cudaStream_t stream) {
+template <class T>
+void quantize_weight(const T* w, const WeightLayout& layout, void* out, cudaStream_t stream) {
     auto* base = static_cast<char*>(out);
     quantize_columns_kernel<<<static_cast<unsigned>(layout.np), kBlock, 0, stream>>>(
         w, layout, reinterpret_cast<int8_t*>(base), reinterpret_cast<float*>(base + layout.scales_offset()),
         reinterpret_cast<int32_t*>(base + layout.sums_offset()));
 }
 
-// One block per (padded) row of A [rows, k] f32: s8 values (u8 - 128), the row's scale and its
+// One block per (padded) row of A [rows, k]: s8 values (u8 - 128), the row's scale and its
 // zero point minus 128. Rows past `rows` are zero.
-__global__ void quantize_rows_kernel(const float* a, int64_t rows, int64_t k, int64_t kp, bool calibrated, float low,
+template <class T>
+__global__ void quantize_rows_kernel(const T* a, int64_t rows, int64_t k, int64_t kp, bool calibrated, float low,
                                      float high, int8_t* q, float* row_scale, int32_t* row_zero) {
     __shared__ float scratch[32];
     const int64_t row = blockIdx.x;
@@ -99,11 +104,14 @@ __global__ void quantize_rows_kernel(const float* a, int64_t rows, int64_t k, in
         for (int64_t j = threadIdx.x; j < kp; j += blockDim.x) out[j] = 0;
         return;
     }
-    const float* x = a + row * k;
+    const T* x = a + row * k;
     float lo = low, hi = high;
     if (!calibrated) {
         lo = hi = 0.0f;
-        for (int64_t j = threadIdx.x; j < k; j += blockDim.x) lo = fminf(lo, x[j]), hi = fmaxf(hi, x[j]);
+        for (int64_t j = threadIdx.x; j < k; j += blockDim.x) {
+            const float v = load_float(x[j]);
+            lo = fminf(lo, v), hi = fmaxf(hi, v);
+        }
         lo = block_reduce(lo, LowOp{}, scratch);
         hi = block_reduce(hi, PeakOp{}, scratch);
     }
@@ -114,7 +122,7 @@ __global__ void quantize_rows_kernel(const float* a, int64_t rows, int64_t k, in
     const float inverse = 1.0f / scale;
     const float zero = to_u8_range(rintf(__fmul_rn(-lo, inverse)));
     for (int64_t j = threadIdx.x; j < kp; j += blockDim.x)
-        out[j] = j < k ? static_cast<int8_t>(static_cast<int>(to_u8_range(rintf(__fmul_rn(x[j], inverse)) + zero)) - 128)
+        out[j] = j < k ? static_cast<int8_t>(static_cast<int>(to_u8_range(rintf(__fmul_rn(load_float(x[j]), inverse)) + zero)) - 128)
                        : int8_t{0};
     if (threadIdx.x == 0) {
         row_scale[row] = scale;
@@ -122,15 +130,16 @@ __global__ void quantize_rows_kernel(const float* a, int64_t rows, int64_t k, in
     }
 }
 
+template <class T>
 __global__ void dequantize_kernel(const int32_t* acc, int64_t np, const float* row_scale, const int32_t* row_zero,
-                                  const float* column_scale, const int32_t* column_sums, const float* bias, float* y,
+                                  const float* column_scale, const int32_t* column_sums, const T* bias, T* y,
                                   uint32_t count, FastDivmod by_n, Activation activation) {
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
         const uint32_t r = by_n.quotient(i), c = i - r * by_n.divisor;
         const int32_t corrected = acc[r * np + c] - row_zero[r] * column_sums[c];
         float v = __fmul_rn(static_cast<float>(corrected), __fmul_rn(row_scale[r], column_scale[c]));
-        if (bias) v = __fadd_rn(v, bias[c]);
-        y[i] = activate(v, activation);
+        if (bias) v = __fadd_rn(v, load_float(bias[c]));
+        y[i] = store<T>(activate(v, activation));
     }
 }
 
@@ -167,9 +176,17 @@ struct QuantizedMatMul {
     Tensor weight;                                 // quantized on the device, when W is a constant
 
     void operator()(const Launch& l) const {
-        const Tensor& a = l.ctx.input(0);
+        const DType type = l.ctx.input(0).dtype();
+        if ((type != DType::f32 && type != DType::f16) || l.ctx.input(1).dtype() != type ||
+            (l.ctx.has_input(2) && l.ctx.input(2).dtype() != type))
+            l.unsupported("inputs other than all f32 or all f16");
+        if (type == DType::f16) run<__half>(l);
+        else run<float>(l);
+    }
+
+    template <class T>
+    void run(const Launch& l) const {
         const Tensor& y = l.ctx.output(0);
-        if (a.dtype() != DType::f32 || l.ctx.input(1).dtype() != DType::f32) l.unsupported("inputs other than f32");
         if (y.numel() == 0) return;
         const Activation act = activation_named(l, activation);
         const int64_t rows = y.numel() / layout.n;
@@ -179,7 +196,7 @@ struct QuantizedMatMul {
         char* work = static_cast<char*>(l.ctx.workspace(s.bytes));
         const char* w = static_cast<const char*>(weight.defined() ? weight.raw_data() : work + s.weight);
         if (!weight.defined()) {
-            quantize_weight(static_cast<const float*>(l.in(1)), layout, work + s.weight, l.handle());
+            quantize_weight(static_cast<const T*>(l.in(1)), layout, work + s.weight, l.handle());
             l.check_launch("quantize_columns_kernel");
         }
         const int64_t rows_padded = padded(rows, 16);
@@ -188,7 +205,7 @@ struct QuantizedMatMul {
         auto* zeros = reinterpret_cast<int32_t*>(work + s.zeros);
         auto* acc = reinterpret_cast<int32_t*>(work + s.acc);
         quantize_rows_kernel<<<static_cast<unsigned>(rows_padded), kBlock, 0, l.handle()>>>(
-            static_cast<const float*>(l.in(0)), rows, layout.k, layout.kp, range.has_value(),
+            static_cast<const T*>(l.in(0)), rows, layout.k, layout.kp, range.has_value(),
             range ? range->first : 0.0f, range ? range->second : 0.0f, values, scales, zeros);
         l.check_launch("quantize_rows_kernel");
         // Column-major for cuBLAS: acc^T [np, rows] = Wq [kp, np]^T · Aq^T [kp, rows]; with
@@ -210,7 +227,7 @@ struct QuantizedMatMul {
         dequantize_kernel<<<grid_for(count), kBlock, 0, l.handle()>>>(
             acc, layout.np, scales, zeros, reinterpret_cast<const float*>(w + layout.scales_offset()),
             reinterpret_cast<const int32_t*>(w + layout.sums_offset()),
-            l.ctx.has_input(2) ? static_cast<const float*>(l.in(2)) : nullptr, static_cast<float*>(l.out(0)), count,
+            l.ctx.has_input(2) ? static_cast<const T*>(l.in(2)) : nullptr, static_cast<T*>(l.out(0)), count,
             FastDivmod(static_cast<uint32_t>(layout.n)), act);
         l.check_launch("dequantize_kernel");
     }
@@ -223,7 +240,7 @@ CudaKernelFunction compile_quantized_matmul(const CompileContext& c) {
     kernel.activation = node.attributes->get_string("activation", "");
     if (node.attributes->has("a_low") && node.attributes->has("a_high"))
         kernel.range = {node.attributes->get_float("a_low", 0.0f), node.attributes->get_float("a_high", 0.0f)};
-    if (c.constant(1) && c.constant(1)->dtype() == DType::f32) {
+    if (c.constant(1) && (c.constant(1)->dtype() == DType::f32 || c.constant(1)->dtype() == DType::f16)) {
         const WeightLayout layout = kernel.layout;
         const Device device = c.device();
         kernel.weight = c.prepacked(1, "cuda/int8-columns", [layout, device](const Tensor& host) {
@@ -232,7 +249,10 @@ CudaKernelFunction compile_quantized_matmul(const CompileContext& c) {
             const Tensor w = host.contiguous().to(device);
             Tensor packed = Tensor::empty(DType::u8, Shape({static_cast<int64_t>(layout.bytes())}), device);
             DeviceGuard guard(device.index);
-            quantize_weight(static_cast<const float*>(w.raw_data()), layout, packed.raw_data(), cudaStreamLegacy);
+            if (w.dtype() == DType::f16)
+                quantize_weight(static_cast<const __half*>(w.raw_data()), layout, packed.raw_data(), cudaStreamLegacy);
+            else
+                quantize_weight(static_cast<const float*>(w.raw_data()), layout, packed.raw_data(), cudaStreamLegacy);
             INFER_CUDA_CHECK(cudaGetLastError(), "quantizing a weight for int8 on " + device.to_string());
             INFER_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy), "quantizing a weight for int8 on " + device.to_string());
             return packed;
@@ -244,7 +264,8 @@ CudaKernelFunction compile_quantized_matmul(const CompileContext& c) {
 }  // namespace
 
 void register_quantized_matmul_kernel(KernelRegistrar& r) {
-    r.add_compiled("QuantizedMatMul", DType::f32, compile_quantized_matmul, quantized_matmul_workspace);
+    for (DType type : {DType::f32, DType::f16})
+        r.add_compiled("QuantizedMatMul", type, compile_quantized_matmul, quantized_matmul_workspace);
 }
 
 }  // namespace infer::cuda

@@ -309,9 +309,11 @@ std::vector<OpSchema> fused_op_schemas() {
         // host inputs
         {"FusedMatMul", 2, 3, 1, 1, 0, same, shape_fused_matmul, 0, kFusedLow},
         {"FusedConv", 2, 4, 1, 1, 0, same, shape_fused_conv, 0, kFusedLow},
-        // FusedMatMul's int8 form (precision = int8): the same inputs, the f32 weight quantized
-        // by the backend when it compiles the node, A quantized per row at run time.
-        {"QuantizedMatMul", 2, 3, 1, 1, 0, same, shape_fused_matmul, 0, kFusedF32},
+        // FusedMatMul's int8 form (precision = int8): the same inputs, the weight quantized by
+        // the backend when it compiles the node, A quantized per row at run time. Low: where a
+        // backend's int8 products take f16 activations, an int8 session lowers to f16 around
+        // them (PassContext::activation_dtype); elsewhere nothing is lowered.
+        {"QuantizedMatMul", 2, 3, 1, 1, 0, same, shape_fused_matmul, 0, kFusedLow},
         // Integer sums dequantized to f32 (A's dtype picks the kernel).
         {"MatMulIntegerToFloat", 3, 8, 1, 1, 0, dtype_f32, shape_matmul_integer_to_float, 0, kFusedF32},
         {"ConvIntegerToFloat", 3, 8, 1, 1, 0, dtype_f32, shape_conv_integer_to_float, 0, kFusedF32},

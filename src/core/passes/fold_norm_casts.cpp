@@ -46,7 +46,7 @@ int narrowing_reader(const Pattern& p, int value) {
 }  // namespace
 
 void fold_norm_casts(Rewriter& rewriter, const PassContext& context) {
-    if (context.precision != Precision::f16 && context.precision != Precision::bf16) return;
+    if (context.activation_dtype() == DType::f32) return;
     // Each norm and the input it may take in the low type.
     const std::pair<OpId, size_t> norms[] = {{op_id("AddLayerNormalization"), 1}, {op_id("RMSNormalization"), 0}};
     const Pattern p(rewriter);

@@ -318,8 +318,8 @@ std::set<std::string> nodes_from(const GraphIR& graph, const std::set<std::strin
 }
 
 void lower_precision_pass(Rewriter& rewriter, const PassContext& context) {
-    if (context.precision != Precision::f16 && context.precision != Precision::bf16) return;
-    const DType low = context.precision == Precision::f16 ? DType::f16 : DType::bf16;
+    const DType low = context.activation_dtype();
+    if (low == DType::f32) return;
     rewriter.replace_graph(lower_precision(rewriter.graph(), low, context.keep_f32));
 }
 

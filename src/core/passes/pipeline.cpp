@@ -4,13 +4,20 @@
 
 namespace infer::detail {
 
+DType PassContext::activation_dtype() const {
+    switch (precision) {
+        case Precision::f16: return DType::f16;
+        case Precision::bf16: return DType::bf16;
+        case Precision::int8:
+            return target.kernels().find("QuantizedMatMul", DType::f16) != nullptr ? DType::f16 : DType::f32;
+        default: return DType::f32;
+    }
+}
+
 bool PassContext::target_runs(std::string_view op) const {
     const OpSchema* schema = find_op(op);
     if (!schema) return false;
-    DType dtype = DType::f32;
-    const bool lowered = precision == Precision::f16 || precision == Precision::bf16;
-    if (lowered && schema->traits.precision != PrecisionClass::keeps_f32)
-        dtype = precision == Precision::f16 ? DType::f16 : DType::bf16;
+    const DType dtype = schema->traits.precision != PrecisionClass::keeps_f32 ? activation_dtype() : DType::f32;
     return target.kernels().find(std::string(op), dtype) != nullptr;
 }
 

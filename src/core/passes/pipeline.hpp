@@ -29,6 +29,12 @@ struct PassContext {
     // the products as an int8 session, which keeps them apart, will see them.
     bool separate_products = false;
 
+    // The dtype the lowering gives the ops that run low (their precision class is not
+    // keeps_f32): f16 or bf16 at those precisions; at int8, f16 where the target's int8 products
+    // take f16 activations (a QuantizedMatMul kernel for f16: the CUDA backend's, where an f32
+    // int8 session spent more time in f32 attention and in moving f32 activations than in its
+    // products), else f32; f32 otherwise.
+    DType activation_dtype() const;
     // Whether the target has a kernel for `op` in the dtype it will run in after lowering (the
     // op's precision class decides), so that fusing never moves work off the target device.
     bool target_runs(std::string_view op) const;
