@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -284,6 +285,21 @@ TEST_CASE("the Q, K and V projections of one input become one product that Atten
         INFO("precision " << precision_name(p));
         const std::vector<float> low = Session(build(false, false), {.precision = p}).run(input)["y"].to_vector<float>();
         for (size_t i = 0; i < low.size(); ++i) CHECK(low[i] == Approx(expected[i]).epsilon(p == Precision::f16 ? 3e-3 : 3e-2).margin(1e-3));
+    }
+    // At int8 too, dynamic and calibrated: the packed product quantizes x once (per row, or with
+    // the range calibrated for the Q projection) to the integers each of the three gets apart, and
+    // its weight per column as they do, so the results are the same bits.
+    for (const bool calibrated : {false, true}) {
+        INFO((calibrated ? "static" : "dynamic") << " int8");
+        const auto int8_session = [&](const Graph& graph) {
+            SessionOptions options{.precision = Precision::int8};
+            if (calibrated) options.calibration = std::make_shared<Calibration>(calibrate(graph, {input}));
+            return Session(graph, options);
+        };
+        const Session packed8 = int8_session(build(false, false)), apart8 = int8_session(build(true, false));
+        CHECK(packed8.op_histogram().at("QuantizedMatMul") == 1);
+        CHECK(apart8.op_histogram().at("QuantizedMatMul") == 3);
+        CHECK(packed8.run(input)["y"].to_vector<float>() == apart8.run(input)["y"].to_vector<float>());
     }
 }
 

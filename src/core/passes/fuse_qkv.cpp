@@ -2,9 +2,11 @@
 // GPT-2, ViT) as one product by the three weights side by side, [K, 3·N], whose output
 // [B, S, 3·N] the Attention node reads in place (attribute qkv_packed): one launch instead of
 // three, the input read once, and a product three times as wide, which keeps a GPU's tensor
-// cores busier at small batches. Cross-attention (K and V of another input) stays as it is, and
-// so does precision int8, whose products are quantized and calibrated one by one (one range per
-// product's input, validated against ONNX Runtime's quantization).
+// cores busier at small batches. Cross-attention (K and V of another input) stays as it is.
+// At precision int8 the packed product quantizes to the same integers as the three would: the
+// weight per column, the shared input per row (dynamic) or with that input's calibrated range,
+// which calibration (keeping the products apart) recorded under each projection's name; the
+// input is quantized once instead of three times.
 #include "core/ops/op_schema.hpp"
 #include "core/passes/pattern.hpp"
 #include "core/passes/pipeline.hpp"
@@ -64,7 +66,7 @@ Tensor side_by_side(const std::vector<const Tensor*>& parts, int64_t rows) {
 }  // namespace
 
 void fuse_qkv(Rewriter& rewriter, const PassContext& context) {
-    if (context.precision == Precision::int8 || context.separate_products) return;
+    if (context.separate_products) return;
     const Pattern p(rewriter);
     const OpId attention = op_id("Attention");
     for (size_t i = 0; i < p.graph().nodes.size(); ++i) {
@@ -99,7 +101,13 @@ void fuse_qkv(Rewriter& rewriter, const PassContext& context) {
             inputs.push_back(rewriter.add_constant(rewriter.unique_name(name + "_bias"),
                                                    side_by_side({pq.bias, pk.bias, pv.bias}, 1)));
         const int packed = rewriter.add_value(rewriter.unique_name(name));
-        const NodeIR product{"FusedMatMul", rewriter.unique_name(name), inputs, {packed}, {}};
+        NodeIR product{"FusedMatMul", rewriter.unique_name(name), inputs, {packed}, {}};
+        if (context.precision == Precision::int8 && context.calibration)
+            if (const auto it = context.calibration->ranges.find(p.node(pq.node).name);
+                it != context.calibration->ranges.end() && !it->second.dynamic) {
+                product.attributes.set("a_low", it->second.low);  // quantize_products carries them
+                product.attributes.set("a_high", it->second.high);
+            }
         packed_attention.inputs[0] = packed;
         rewriter.replace({pq.node, pk.node, pv.node, n}, std::vector<NodeIR>{product, packed_attention});
     }

@@ -36,7 +36,8 @@ void quantize_products(Rewriter& rewriter, const PassContext& context) {
         const NodeIR& node = p.node(m);
         NodeIR quantized{"QuantizedMatMul", node.name, node.inputs, node.outputs, node.attributes};
         quantized.inputs[1] = p.through_identity(node.inputs[1]);
-        // Static quantization: A's range as calibrated (calibration.hpp), one scale for all rows.
+        // Static quantization: A's range as calibrated (calibration.hpp), one scale for all rows
+        // (a QKV-packed product has it from fuse_qkv already, in the attributes copied above).
         if (context.calibration)
             if (const auto it = context.calibration->ranges.find(node.name);
                 it != context.calibration->ranges.end() && !it->second.dynamic) {
