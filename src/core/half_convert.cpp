@@ -1,10 +1,9 @@
 #include "core/half_convert.hpp"
 
-#include "core/cpu_has_avx2.hpp"
+#include "core/cpu_features.hpp"
 
 #include <infer/dtype.hpp>
 
-#include <cpuid.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -14,23 +13,8 @@ namespace infer::detail {
 
 namespace {
 
-// One binary runs on CPUs with and without F16C, so the vector paths are chosen at run time.
-// CPUID leaf 1 directly: clang 14's __builtin_cpu_supports does not know "f16c".
-bool has_f16c() {
-    static const bool supported = [] {
-        unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-        if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
-        const bool avx = (ecx & bit_AVX) != 0, osxsave = (ecx & bit_OSXSAVE) != 0;
-        const bool f16c = (ecx & bit_F16C) != 0;
-        // The OS must save the YMM registers too (XCR0 bits 1 and 2).
-        if (!(avx && osxsave && f16c)) return false;
-        unsigned xcr0_low = 0, xcr0_high = 0;
-        __asm__("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
-        return (xcr0_low & 0x6) == 0x6;
-    }();
-    return supported;
-}
-
+// One binary runs on CPUs with and without F16C, so the vector paths are chosen at run time
+// (cpu_features.hpp).
 __attribute__((target("avx,f16c"))) void half_to_float_f16c(const uint16_t* src, float* dst,
                                                             size_t count) {
     size_t i = 0;
@@ -73,7 +57,7 @@ __attribute__((target("avx512f"))) size_t float_to_bfloat16_avx512(const float* 
 }  // namespace
 
 void half_to_float_serial(const uint16_t* src, float* dst, size_t count) {
-    if (has_f16c()) {
+    if (cpu_has_f16c()) {
         half_to_float_f16c(src, dst, count);
         return;
     }
@@ -81,7 +65,7 @@ void half_to_float_serial(const uint16_t* src, float* dst, size_t count) {
 }
 
 void float_to_half_serial(const float* src, uint16_t* dst, size_t count) {
-    if (has_f16c()) {
+    if (cpu_has_f16c()) {
         float_to_half_f16c(src, dst, count);
         return;
     }

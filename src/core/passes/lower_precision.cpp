@@ -1,6 +1,6 @@
 #include "core/passes/lower_precision.hpp"
 
-#include "core/cpu_has_avx2.hpp"
+#include "core/cpu_features.hpp"
 
 #include "core/element_convert.hpp"
 #include "core/ops/op_schema.hpp"
@@ -97,7 +97,7 @@ __attribute__((always_inline)) inline void clamp_magnitudes_lanes(const uint32_t
     for (; i < n; ++i) out[i] = clamp(in[i]);
 }
 
-// The AVX2 and baseline versions of the two loops above, chosen per call (cpu_has_avx2.hpp
+// The AVX2 and baseline versions of the two loops above, chosen per call (cpu_features.hpp
 // says why not target_clones).
 __attribute__((target("avx2"))) uint32_t largest_value_bits_avx2(const uint32_t* values, size_t begin, size_t end) {
     return largest_value_bits_lanes(values, begin, end);
