@@ -94,38 +94,44 @@ TEST_CASE("captured runs give what node-by-node runs give, run after run", "[cud
     }
 }
 
-TEST_CASE("f16 sessions on cuda notice activations below f16's range", "[cuda][precision]") {
-    // Each layer scales by about 1/20: after six the values sit near 1e-8, zeros in f16.
-    GraphBuilder b("shrinking");
+// Six products by weights of `scale`, each followed by ReLU, then one to 8 columns: the values
+// shrink or grow by about the same factor at every layer.
+Graph layers(const std::string& name, uint32_t seed, float scale) {
+    GraphBuilder b(name);
     Value x = b.input("x", DType::f32, {4, kWidth});
-    for (uint32_t layer = 0; layer < 6; ++layer) x = b.relu(b.matmul(x, weight(b, {kWidth, kWidth}, 30 + layer, 0.01f)));
-    b.output("y", b.matmul(x, weight(b, {kWidth, 8}, 40, 1.0f)));
-    const Graph graph = b.build();
-    const Batch in{{"x", Tensor::from_vector(random_values(4 * kWidth, 3), {4, kWidth})}};
-    const std::vector<float> reference = graph.run(in)["y"].to_vector<float>();
-    Session session(graph, on_cuda(Precision::f16, true));
-    for (int run = 0; run < 3; ++run) {
-        INFO("run " << run);
-        CHECK(relative_error(session.run(in)["y"].to_vector<float>(), reference) <= 1e-2);
-    }
-    CHECK_FALSE(session.placement().kept_f32.empty());
+    for (uint32_t layer = 0; layer < 6; ++layer) x = b.relu(b.matmul(x, weight(b, {kWidth, kWidth}, seed + layer, scale)));
+    b.output("y", b.matmul(x, weight(b, {kWidth, 8}, seed + 10, 1.0f)));
+    return b.build();
 }
 
-TEST_CASE("f16 sessions on cuda notice results beyond f16's largest value", "[cuda][precision]") {
-    // Each layer grows the values about 15-fold: after five they pass 65504, infinity in f16.
-    GraphBuilder b("growing");
-    Value x = b.input("x", DType::f32, {4, kWidth});
-    for (uint32_t layer = 0; layer < 6; ++layer) x = b.relu(b.matmul(x, weight(b, {kWidth, kWidth}, 50 + layer, 6.0f)));
-    b.output("y", b.matmul(x, weight(b, {kWidth, 8}, 60, 1.0f)));
-    const Graph graph = b.build();
-    const Batch in{{"x", Tensor::from_vector(random_values(4 * kWidth, 5), {4, kWidth})}};
+// Three runs stay finite and within `tolerance` of f32, the nodes whose f16 results left f16's
+// range having been moved to f32.
+void check_kept_in_f32(const Graph& graph, uint32_t seed, Precision precision, double tolerance) {
+    const Batch in{{"x", Tensor::from_vector(random_values(4 * kWidth, seed), {4, kWidth})}};
     const std::vector<float> reference = graph.run(in)["y"].to_vector<float>();
-    Session session(graph, on_cuda(Precision::f16, true));
+    Session session(graph, on_cuda(precision, true));
     for (int run = 0; run < 3; ++run) {
         INFO("run " << run);
         const std::vector<float> y = session.run(in)["y"].to_vector<float>();
         CHECK(std::all_of(y.begin(), y.end(), [](float v) { return std::isfinite(v); }));
-        CHECK(relative_error(y, reference) <= 1e-2);
+        CHECK(relative_error(y, reference) <= tolerance);
     }
     CHECK_FALSE(session.placement().kept_f32.empty());
+}
+
+TEST_CASE("f16 sessions on cuda notice activations below f16's range", "[cuda][precision]") {
+    // Each layer scales by about 1/20: after six the values sit near 1e-8, zeros in f16.
+    check_kept_in_f32(layers("shrinking", 30, 0.01f), 3, Precision::f16, 1e-2);
+}
+
+TEST_CASE("f16 sessions on cuda notice results beyond f16's largest value", "[cuda][precision]") {
+    // Each layer grows the values about 15-fold: after five they pass 65504, infinity in f16.
+    check_kept_in_f32(layers("growing", 50, 6.0f), 5, Precision::f16, 1e-2);
+}
+
+TEST_CASE("int8 sessions on cuda, f16 between their products, notice results beyond f16's range", "[cuda][precision][int8]") {
+    // The same growth through int8 products whose outputs are f16: the QuantizedMatMuls that
+    // overflow and those after them are run again with f32 activations. Seven quantized products
+    // in a row cost a few per cent.
+    check_kept_in_f32(layers("growing", 50, 6.0f), 5, Precision::int8, 8e-2);
 }
