@@ -16,10 +16,12 @@
 #include "backends/cuda/block_reduce.cuh"
 #include "backends/cuda/device_types.cuh"
 #include "backends/cuda/fast_divmod.hpp"
+#include "backends/cuda/packed.cuh"
 
 #include <climits>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace infer::cuda {
@@ -130,16 +132,27 @@ __global__ void quantize_rows_kernel(const T* a, int64_t rows, int64_t k, int64_
     }
 }
 
-template <class T>
+// V neighbouring columns per thread: one 16-byte load of the sums (rows of acc start on 64-byte
+// boundaries, np being a multiple of 16) and one store of Y where n and Y's address allow.
+template <class T, int V>
 __global__ void dequantize_kernel(const int32_t* acc, int64_t np, const float* row_scale, const int32_t* row_zero,
                                   const float* column_scale, const int32_t* column_sums, const T* bias, T* y,
-                                  uint32_t count, FastDivmod by_n, Activation activation) {
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
-        const uint32_t r = by_n.quotient(i), c = i - r * by_n.divisor;
-        const int32_t corrected = acc[r * np + c] - row_zero[r] * column_sums[c];
-        float v = __fmul_rn(static_cast<float>(corrected), __fmul_rn(row_scale[r], column_scale[c]));
-        if (bias) v = __fadd_rn(v, load_float(bias[c]));
-        y[i] = store<T>(activate(v, activation));
+                                  uint32_t groups, FastDivmod groups_per_row, Activation activation) {
+    for (uint32_t g = blockIdx.x * blockDim.x + threadIdx.x; g < groups; g += gridDim.x * blockDim.x) {
+        const uint32_t r = groups_per_row.quotient(g), c0 = (g - r * groups_per_row.divisor) * V;
+        const Pack<int32_t, V> sums = *reinterpret_cast<const Pack<int32_t, V>*>(acc + r * np + c0);
+        const float scale = row_scale[r];
+        const int32_t zero = row_zero[r];
+        Pack<T, V> out;
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+            const uint32_t c = c0 + j;
+            const int32_t corrected = sums.v[j] - zero * column_sums[c];
+            float v = __fmul_rn(static_cast<float>(corrected), __fmul_rn(scale, column_scale[c]));
+            if (bias) v = __fadd_rn(v, load_float(bias[c]));
+            out.v[j] = store<T>(activate(v, activation));
+        }
+        *reinterpret_cast<Pack<T, V>*>(y + static_cast<size_t>(r) * groups_per_row.divisor * V + c0) = out;
     }
 }
 
@@ -223,12 +236,19 @@ struct QuantizedMatMul {
                                             static_cast<int>(layout.np), CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT),
                                l.where() + ", int8 product " + std::to_string(rows_padded) + "x" +
                                    std::to_string(layout.np) + "x" + std::to_string(layout.kp));
-        const auto count = static_cast<uint32_t>(rows * layout.n);
-        dequantize_kernel<<<grid_for(count), kBlock, 0, l.handle()>>>(
-            acc, layout.np, scales, zeros, reinterpret_cast<const float*>(w + layout.scales_offset()),
-            reinterpret_cast<const int32_t*>(w + layout.sums_offset()),
-            l.ctx.has_input(2) ? static_cast<const T*>(l.in(2)) : nullptr, static_cast<T*>(l.out(0)), count,
-            FastDivmod(static_cast<uint32_t>(layout.n)), act);
+        const auto* column_scales = reinterpret_cast<const float*>(w + layout.scales_offset());
+        const auto* column_sums = reinterpret_cast<const int32_t*>(w + layout.sums_offset());
+        const T* bias = l.ctx.has_input(2) ? static_cast<const T*>(l.in(2)) : nullptr;
+        T* out = static_cast<T*>(l.out(0));
+        const auto dequantize = [&](auto width) {
+            constexpr int V = decltype(width)::value;
+            const auto groups = static_cast<uint32_t>(rows * layout.n / V);
+            dequantize_kernel<T, V><<<grid_for(groups), kBlock, 0, l.handle()>>>(
+                acc, layout.np, scales, zeros, column_scales, column_sums, bias, out, groups,
+                FastDivmod(static_cast<uint32_t>(layout.n / V)), act);
+        };
+        if (layout.n % 4 == 0 && is_aligned(out, 4 * sizeof(T))) dequantize(std::integral_constant<int, 4>{});
+        else dequantize(std::integral_constant<int, 1>{});
         l.check_launch("dequantize_kernel");
     }
 };
