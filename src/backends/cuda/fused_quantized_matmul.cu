@@ -43,13 +43,9 @@ struct WeightLayout {
     size_t bytes() const { return sums_offset() + align256(static_cast<size_t>(np) * sizeof(int32_t)); }
 };
 
-// Max and min that skip NaN (fmaxf/fminf return the other operand), as the CPU's ranges do.
+// Max that skips NaN (fmaxf returns the other operand), as the CPU's ranges do (fminf for min).
 struct PeakOp {
     __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
-    static constexpr float identity = 0.0f;
-};
-struct LowOp {
-    __device__ float operator()(float a, float b) const { return fminf(a, b); }
     static constexpr float identity = 0.0f;
 };
 
@@ -94,39 +90,53 @@ void quantize_weight(const T* w, const WeightLayout& layout, void* out, cudaStre
         reinterpret_cast<int32_t*>(base + layout.sums_offset()));
 }
 
-// One block per (padded) row of A [rows, k]: s8 values (u8 - 128), the row's scale and its
-// zero point minus 128. Rows past `rows` are zero.
+// Max and min across a warp's lanes.
+__device__ __forceinline__ void warp_range(float& lo, float& hi) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) {
+        lo = fminf(lo, __shfl_xor_sync(0xffffffffu, lo, offset));
+        hi = fmaxf(hi, __shfl_xor_sync(0xffffffffu, hi, offset));
+    }
+}
+
+constexpr int kRowsPerBlock = kBlock / 32;
+
+// One warp per (padded) row of A [rows, k]: s8 values (u8 - 128), the row's scale and its zero
+// point minus 128. Rows past `rows` are zero. A warp rather than a block per row: with a block
+// each row waited on two block-wide reductions and a multiprocessor held 8 rows in flight, which
+// left the kernel bound by latency, far below the memory's bandwidth.
 template <class T>
-__global__ void quantize_rows_kernel(const T* a, int64_t rows, int64_t k, int64_t kp, bool calibrated, float low,
-                                     float high, int8_t* q, float* row_scale, int32_t* row_zero) {
-    __shared__ float scratch[32];
-    const int64_t row = blockIdx.x;
+__global__ void quantize_rows_kernel(const T* a, int64_t rows, int64_t rows_padded, int64_t k, int64_t kp,
+                                     bool calibrated, float low, float high, int8_t* q, float* row_scale,
+                                     int32_t* row_zero) {
+    const int64_t row = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32;
+    const int lane = static_cast<int>(threadIdx.x % 32);
+    if (row >= rows_padded) return;  // whole warps leave together
     int8_t* out = q + row * kp;
     if (row >= rows) {
-        for (int64_t j = threadIdx.x; j < kp; j += blockDim.x) out[j] = 0;
+        for (int64_t j = lane; j < kp; j += 32) out[j] = 0;
         return;
     }
     const T* x = a + row * k;
     float lo = low, hi = high;
     if (!calibrated) {
         lo = hi = 0.0f;
-        for (int64_t j = threadIdx.x; j < k; j += blockDim.x) {
+        for (int64_t j = lane; j < k; j += 32) {
             const float v = load_float(x[j]);
             lo = fminf(lo, v), hi = fmaxf(hi, v);
         }
-        lo = block_reduce(lo, LowOp{}, scratch);
-        hi = block_reduce(hi, PeakOp{}, scratch);
+        warp_range(lo, hi);
     }
     // The CPU's operations one for one (IEEE division, products rounded before rintf), so the
-    // same bytes.
+    // same bytes from the same values.
     float scale = (hi - lo) / 255.0f;
     if (!(scale > 0.0f)) scale = 1.0f;
     const float inverse = 1.0f / scale;
     const float zero = to_u8_range(rintf(__fmul_rn(-lo, inverse)));
-    for (int64_t j = threadIdx.x; j < kp; j += blockDim.x)
+    for (int64_t j = lane; j < kp; j += 32)
         out[j] = j < k ? static_cast<int8_t>(static_cast<int>(to_u8_range(rintf(__fmul_rn(load_float(x[j]), inverse)) + zero)) - 128)
                        : int8_t{0};
-    if (threadIdx.x == 0) {
+    if (lane == 0) {
         row_scale[row] = scale;
         row_zero[row] = static_cast<int32_t>(zero) - 128;
     }
@@ -217,8 +227,9 @@ struct QuantizedMatMul {
         auto* scales = reinterpret_cast<float*>(work + s.scales);
         auto* zeros = reinterpret_cast<int32_t*>(work + s.zeros);
         auto* acc = reinterpret_cast<int32_t*>(work + s.acc);
-        quantize_rows_kernel<<<static_cast<unsigned>(rows_padded), kBlock, 0, l.handle()>>>(
-            static_cast<const T*>(l.in(0)), rows, layout.k, layout.kp, range.has_value(),
+        const auto row_blocks = static_cast<unsigned>((rows_padded + kRowsPerBlock - 1) / kRowsPerBlock);
+        quantize_rows_kernel<<<row_blocks, kBlock, 0, l.handle()>>>(
+            static_cast<const T*>(l.in(0)), rows, rows_padded, layout.k, layout.kp, range.has_value(),
             range ? range->first : 0.0f, range ? range->second : 0.0f, values, scales, zeros);
         l.check_launch("quantize_rows_kernel");
         // Column-major for cuBLAS: acc^T [np, rows] = Wq [kp, np]^T · Aq^T [kp, rows]; with
