@@ -187,12 +187,12 @@ TEST_CASE("precision int8 on cuda quantizes as the CPU does, from f16 activation
     const std::vector<float> cpu = run(Device::CPU, nullptr), gpu = run(Device::CUDA, nullptr);
     // The same quantization on both, from f16 activations on CUDA: their rounding (2^-11) and
     // the quantization steps it moves make the difference.
-    CHECK(relative_error(gpu, cpu) < 4e-3);
+    CHECK(relative_error(gpu, cpu) < 1e-2);
     CHECK(relative_error(gpu, exact) < 5e-2);
 
     const auto calibration = std::make_shared<Calibration>(calibrate(graph, {batch}));
     const std::vector<float> cpu_static = run(Device::CPU, calibration), gpu_static = run(Device::CUDA, calibration);
-    CHECK(relative_error(gpu_static, cpu_static) < 4e-3);
+    CHECK(relative_error(gpu_static, cpu_static) < 1e-2);
     CHECK(relative_error(gpu_static, exact) < 5e-2);
     CHECK(gpu_static != gpu);  // the calibrated range is not each row's own
 }
