@@ -503,8 +503,9 @@ TEST_CASE("image classifiers in f16 and bf16 pick the f32 run's class for 200 im
 // on one side and not the other carries on, so the check is the argmax and the error against
 // ONNX Runtime's output beside ONNX Runtime's own error against the f32 model (measured on a Zen 4
 // with VNNI: ours 0.17% mean and 1.5% largest of the largest logit, ONNX Runtime's against f32
-// 0.42% and 1.8%; on a Zen 3 with AVX2 only, where ONNX Runtime's u8 x s8 kernel adds pairs of
-// products in 16 bits with saturation (vpmaddubsw) and ours does not: 0.226% and 1.5%, against 0.437%).
+// 0.42% and 1.8%; on a Zen 3 with AVX2 only 0.226% and 1.5% against 0.437%: there ONNX Runtime's
+// u8 x s8 kernel adds pairs of products in 16 bits (vpmaddubsw), which its documentation warns
+// may saturate, while ours adds them exactly).
 TEST_CASE("ResNet-50 quantized to QDQ by onnxruntime matches onnxruntime's output", "[architectures][int8]") {
     const fs::path folder = e2e::model_cache() / "resnet50-qdq-ort", f32_folder = e2e::model_cache() / "resnet50-random";
     if (!fs::exists(folder / "manifest.json") || !fs::exists(f32_folder / "manifest.json")) {
