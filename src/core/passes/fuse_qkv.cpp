@@ -102,12 +102,7 @@ void fuse_qkv(Rewriter& rewriter, const PassContext& context) {
                                                    side_by_side({pq.bias, pk.bias, pv.bias}, 1)));
         const int packed = rewriter.add_value(rewriter.unique_name(name));
         NodeIR product{"FusedMatMul", rewriter.unique_name(name), inputs, {packed}, {}};
-        if (context.precision == Precision::int8 && context.calibration)
-            if (const auto it = context.calibration->ranges.find(p.node(pq.node).name);
-                it != context.calibration->ranges.end() && !it->second.dynamic) {
-                product.attributes.set("a_low", it->second.low);  // quantize_products carries them
-                product.attributes.set("a_high", it->second.high);
-            }
+        if (context.precision == Precision::int8) set_calibrated_range(product, context, p.node(pq.node).name);
         packed_attention.inputs[0] = packed;
         rewriter.replace({pq.node, pk.node, pv.node, n}, std::vector<NodeIR>{product, packed_attention});
     }

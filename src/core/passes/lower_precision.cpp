@@ -1,7 +1,6 @@
 #include "core/passes/lower_precision.hpp"
 
 #include "core/cpu_features.hpp"
-
 #include "core/element_convert.hpp"
 #include "core/ops/op_schema.hpp"
 #include "core/ops/shape_functions.hpp"

@@ -1,7 +1,9 @@
 #pragma once
 // The passes a session runs on its graph before planning, in one ordered list: fusions first
 // (each only where the target backend has a kernel for the fused op), then the int8
-// quantization or the f16/bf16 lowering and the casts it leaves around layer norms folded. Every pass works on a Rewriter, which keeps the graph's producer/consumer index.
+// quantization and the f16/bf16 lowering (both at int8 on a backend whose int8 products take
+// f16: PassContext::activation_dtype) and the casts it leaves around layer norms folded. Every
+// pass works on a Rewriter, which keeps the graph's producer/consumer index.
 #include "core/ir/graph_ir.hpp"
 #include "core/passes/rewriter.hpp"
 
@@ -85,9 +87,12 @@ void fuse_add_layer_norm(Rewriter& rewriter, const PassContext& context);
 void quantize_convolutions(Rewriter& rewriter, const PassContext& context);
 // Products by a weight to QuantizedMatMul at precision int8 (quantize_products.cpp).
 void quantize_products(Rewriter& rewriter, const PassContext& context);
+// Static int8: the range calibration recorded for the product named `recorded_as` (its input's),
+// as the attributes a_low and a_high of `product`; nothing when dynamic or not calibrated.
+void set_calibrated_range(NodeIR& product, const PassContext& context, const std::string& recorded_as);
 // The nodes that pass would quantize (MatMul/FusedMatMul of an f32 A by a 2-D f32 constant).
 std::vector<int> quantizable_products(const Rewriter& rewriter);
-// f16/bf16 lowering at those precisions (lower_precision.cpp).
+// f16/bf16 lowering to PassContext::activation_dtype (lower_precision.cpp).
 void lower_precision_pass(Rewriter& rewriter, const PassContext& context);
 // Then the Casts around each AddLayerNormalization folded into it (fold_norm_casts.cpp).
 void fold_norm_casts(Rewriter& rewriter, const PassContext& context);

@@ -26,6 +26,14 @@ std::vector<int> quantizable_products(const Rewriter& rewriter) {
     return nodes;
 }
 
+void set_calibrated_range(NodeIR& product, const PassContext& context, const std::string& recorded_as) {
+    if (!context.calibration) return;
+    const auto it = context.calibration->ranges.find(recorded_as);
+    if (it == context.calibration->ranges.end() || it->second.dynamic) return;
+    product.attributes.set("a_low", it->second.low);
+    product.attributes.set("a_high", it->second.high);
+}
+
 void quantize_products(Rewriter& rewriter, const PassContext& context) {
     if (context.precision != Precision::int8) return;
     if (!context.target_runs("QuantizedMatMul"))
@@ -36,14 +44,8 @@ void quantize_products(Rewriter& rewriter, const PassContext& context) {
         const NodeIR& node = p.node(m);
         NodeIR quantized{"QuantizedMatMul", node.name, node.inputs, node.outputs, node.attributes};
         quantized.inputs[1] = p.through_identity(node.inputs[1]);
-        // Static quantization: A's range as calibrated (calibration.hpp), one scale for all rows
-        // (a QKV-packed product has it from fuse_qkv already, in the attributes copied above).
-        if (context.calibration)
-            if (const auto it = context.calibration->ranges.find(node.name);
-                it != context.calibration->ranges.end() && !it->second.dynamic) {
-                quantized.attributes.set("a_low", it->second.low);
-                quantized.attributes.set("a_high", it->second.high);
-            }
+        // (A QKV-packed product has its range from fuse_qkv already, in the attributes copied.)
+        set_calibrated_range(quantized, context, node.name);
         rewriter.replace({m}, quantized);
     }
 }
