@@ -1,11 +1,12 @@
 // kernel-bench: the CPU's product kernels alone, on BERT-sized shapes, each kernel this CPU runs
-// (f32/bf16 products by a packed weight, u8 × s8 products), with a null epilogue (the kernel's
+// (f32 products by a weight, against OpenBLAS; bf16 products by a packed weight, u8 × s8 products), with a null epilogue (the kernel's
 // own speed) and, for bf16, with the usual writer (bias, bf16 narrowing, GELU): what the
 // kernel choice in packed_float_gemm.hpp and int8_gemm.hpp rests on (docs/benchmarking.md).
 //   build/bin/kernel-bench [THREADS ...]     (default: all cores, then one)
 // Medians of 15 timed calls after 3 warm-up calls; the weights stay packed between calls, as in
 // a session.
 #include "backends/cpu/kernels/amx_gemm.hpp"
+#include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/half_convert.hpp"
 #include "backends/cpu/kernels/int8_gemm.hpp"
 #include "backends/cpu/kernels/packed_float_gemm.hpp"
@@ -68,6 +69,32 @@ void bf16_products(int64_t m, int64_t k, int64_t n, std::mt19937& rng) {
     }
 }
 
+// f32 products by a weight read in place (as sessions run them) on each kernel of our own this
+// CPU has, beside OpenBLAS's sgemm cut over the same pool (the blas kernel).
+void f32_products(int64_t m, int64_t k, int64_t n, std::mt19937& rng) {
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), y(static_cast<size_t>(m * n));
+    for (float& v : a) v = uniform(rng);
+    for (float& v : b) v = uniform(rng);
+    const double gflop = 2.0 * static_cast<double>(m * n * k) / 1e9;
+    const auto report = [&](const char* name, double ms) {
+        std::printf("  f32 %-8s %5ld x %5ld x %5ld: %8.3f ms (%6.0f GFLOP/s)\n", name, long(m), long(k), long(n), ms,
+                    gflop / ms * 1e3);
+    };
+    for (FloatGemmKernel kernel : {FloatGemmKernel::avx512, FloatGemmKernel::avx2}) {
+        if (!float_gemm_kernel_supported(kernel)) continue;
+        const PackedFloatLayout layout = packed_float_layout(kernel, k, n);
+        report(std::string(float_gemm_kernel_name(kernel)).c_str(),
+               median_ms([&] { gemm_packed_float(layout, b.data(), a.data(), k, m, &ignore_float_tile, nullptr); }));
+        const PackedFloatLayout panels = packed_f32_layout(kernel, k, n);
+        std::vector<float> packed(static_cast<size_t>(packed_elements(panels)), 0.0f);
+        for (int64_t i = 0; i < k; ++i)
+            for (int64_t j = 0; j < n; ++j) *f32_panel_element(panels, packed.data(), i, j) = b[i * n + j];
+        report("packed", median_ms([&] { gemm_packed_float(panels, packed.data(), a.data(), k, m, &ignore_float_tile, nullptr); }));
+    }
+    report("blas", median_ms([&] { sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, y.data(), n); }));
+}
+
 void int8_products(int64_t m, int64_t k, int64_t n, std::mt19937& rng) {
     std::vector<uint8_t> a(static_cast<size_t>(m * k));
     std::vector<int8_t> b(static_cast<size_t>(k * n));
@@ -97,13 +124,14 @@ int main(int argc, char** argv) {
     if (thread_counts.empty()) thread_counts = {static_cast<int>(std::thread::hardware_concurrency()), 1};
     // BERT-base's products at batch 1 and 8 (sequence 128): FFN in and out, and a projection.
     const std::vector<std::tuple<int64_t, int64_t, int64_t>> shapes{
-        {128, 768, 3072}, {128, 3072, 768}, {128, 768, 768}, {1024, 768, 3072}, {1024, 3072, 768}};
+        {128, 768, 3072}, {128, 3072, 768}, {128, 768, 768}, {1024, 768, 3072}, {1024, 3072, 768}, {128, 384, 1536}, {128, 1536, 384}, {128, 384, 384}, {1024, 384, 1536}, {1024, 1536, 384}, {1024, 384, 384}};
     std::mt19937 rng(1);
     for (int threads : thread_counts) {
         const auto pool = pool_with_threads(threads);
         const UsePool use(pool.get());
         std::printf("%d thread%s\n", threads, threads == 1 ? "" : "s");
         for (const auto& [m, k, n] : shapes) {
+            f32_products(m, k, n, rng);
             bf16_products(m, k, n, rng);
             int8_products(m, k, n, rng);
         }

@@ -202,7 +202,9 @@ TEST_CASE("memory estimates count weights, activations and nothing uploaded", "[
     CHECK_THAT(small.to_string(), Catch::Contains("weights") && Catch::Contains("fits"));
     const MemoryEstimate large = estimate_memory(graph, {}, {{"x", Shape{4096, 64}}});
     CHECK(large.activations_bytes > small.activations_bytes);
-    CHECK(large.weights_bytes == small.weights_bytes);
+    // Many rows may add weight copies packed for the kernels that run them (f32 panels on an
+    // AVX2-only CPU), counted with the weights; 4 rows run on the weights as they are.
+    CHECK(large.weights_bytes >= small.weights_bytes);
 
     SessionOptions half;
     half.precision = Precision::f16;

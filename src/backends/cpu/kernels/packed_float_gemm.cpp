@@ -467,6 +467,16 @@ Tensor pack_float_weight(const PackedFloatLayout& l, const uint16_t* b, int64_t 
     return packed;
 }
 
+Tensor pack_f32_weight(const PackedFloatLayout& l, const float* b, int64_t ldb) {
+    Tensor packed = Tensor::empty(DType::f32, Shape({packed_elements(l)}));
+    auto* out = packed.data<float>();
+    std::fill_n(out, packed_elements(l), 0.0f);  // the last panel's padding
+    for (int64_t k = 0; k < l.k; ++k)
+        for (int64_t col0 = 0; col0 < l.n; col0 += kPanel)
+            std::copy_n(b + k * ldb + col0, std::min<int64_t>(kPanel, l.n - col0), f32_panel_element(l, out, k, col0));
+    return packed;
+}
+
 void TileWriter::tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc, int64_t ld) {
     const auto& w = *static_cast<const TileWriter*>(self);
     alignas(64) float narrowed[kFloatTileColumns];

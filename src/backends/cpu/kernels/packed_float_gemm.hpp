@@ -75,6 +75,8 @@ void pack_bf16_pairs_gathered(const PackedFloatLayout& layout, const uint16_t* b
 inline int64_t packed_elements(const PackedFloatLayout& layout) { return layout.panels * layout.panel_step; }
 // The same into a new tensor: a weight packed once per session.
 Tensor pack_float_weight(const PackedFloatLayout& layout, const uint16_t* b, int64_t ldb);
+// An f32 B [K, N] (rows `ldb` apart) into the panels of packed_f32_layout, as a new tensor.
+Tensor pack_f32_weight(const PackedFloatLayout& layout, const float* b, int64_t ldb);
 
 // The most rows and columns of one tile handed to an epilogue.
 inline constexpr int64_t kFloatTileRows = 6, kFloatTileColumns = 64;
