@@ -129,7 +129,9 @@ public:
         }
     }
 
-    size_t workspace_bytes() const override { return quantized_rows_bytes(rows_, int8_row_stride(layout_)); }
+    size_t workspace_bytes() const override {
+        return quantized_rows_bytes(rows_, int8_row_stride(layout_)) + int8_gemm_scratch_bytes(layout_, rows_);
+    }
 
     void run(KernelContext& ctx) const override {
         const Tensor& a = ctx.input(0);
@@ -139,7 +141,8 @@ public:
         const Tensor weight = weight_.defined() ? weight_ : quantize_weight(layout_, ctx.input(1));
         const auto* packed = weight.data<uint8_t>();
         const int64_t rows = out.numel() / n_;
-        void* memory = ctx.workspace(quantized_rows_bytes(rows, int8_row_stride(layout_)));
+        const size_t rows_bytes = quantized_rows_bytes(rows, int8_row_stride(layout_));
+        auto* memory = static_cast<char*>(ctx.workspace(rows_bytes + int8_gemm_scratch_bytes(layout_, rows)));
         const QuantizedRows q =
             range_ ? quantize_rows_in_range(a.data<float>(), rows, k_, int8_row_stride(layout_), range_->first,
                                             range_->second, memory)
@@ -151,7 +154,7 @@ public:
                      out.data<float>(),
                      n_,
                      activation_};
-        gemm_u8s8(layout_, packed, q.values, rows, &Dequantize::tile, &d);
+        gemm_u8s8(layout_, packed, q.values, rows, &Dequantize::tile, &d, memory + rows_bytes);
     }
 
 private:

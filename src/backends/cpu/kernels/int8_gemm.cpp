@@ -259,8 +259,13 @@ Tensor pack_int8_weight(const Int8WeightLayout& l, const int8_t* b, int64_t ldb)
     return packed;
 }
 
+size_t int8_gemm_scratch_bytes(const Int8WeightLayout& l, int64_t m) {
+    const bool widens = l.kernel == Int8Kernel::avx2 || l.kernel == Int8Kernel::portable;
+    return widens ? static_cast<size_t>(m * int8_row_stride(l)) * sizeof(int16_t) : 0;
+}
+
 void gemm_u8s8(const Int8WeightLayout& l, const uint8_t* packed, const uint8_t* a, int64_t m, Int8Epilogue epilogue,
-               void* state) {
+               void* state, void* scratch) {
     if (m <= 0 || l.n <= 0) return;
     if (l.kernel == Int8Kernel::amx_int8) return gemm_amx_u8s8(l, packed, a, m, epilogue, state);
     const TileShape shape = tile_shape(l.kernel);
@@ -269,10 +274,14 @@ void gemm_u8s8(const Int8WeightLayout& l, const uint8_t* packed, const uint8_t* 
     const int64_t tile_macs = shape.rows * shape.panels * l.panel_width * l.groups * l.group;
     // The i16 kernels read A widened, once per call: widened per tile, A's rows were widened
     // again for every column tile (a third of the avx2 product's time on MiniLM's layers).
-    std::vector<int16_t> wide;
+    std::vector<int16_t> own;
+    int16_t* wide = static_cast<int16_t*>(scratch);
     if (l.kernel != Int8Kernel::avx512_vnni) {
-        wide.resize(static_cast<size_t>(m * lda));
-        widen_rows(a, m, lda, wide.data());
+        if (!wide) {
+            own.resize(static_cast<size_t>(m * lda));
+            wide = own.data();
+        }
+        widen_rows(a, m, lda, wide);
     }
     // Tasks run (column tile, row tile) in that order, so a thread's consecutive tiles reuse
     // the same panels of B from cache while rows of A stream past.
@@ -288,7 +297,7 @@ void gemm_u8s8(const Int8WeightLayout& l, const uint8_t* packed, const uint8_t* 
             if (l.kernel == Int8Kernel::avx512_vnni) {
                 pick<VnniTiles>(rows, panels)(a_rows, lda, b, l.panel_bytes, l.groups, acc);
             } else {
-                const int16_t* wide_rows = wide.data() + row0 * lda;
+                const int16_t* wide_rows = wide + row0 * lda;
                 if (l.kernel == Int8Kernel::avx2)
                     pick<Avx2Tiles>(rows, panels)(wide_rows, lda, b, l.panel_bytes, l.groups, acc);
                 else

@@ -350,7 +350,8 @@ public:
     }
 
     size_t workspace_bytes() const override {
-        return column_bytes() + rows_ * static_cast<size_t>(int8_row_stride(layout_)) + rows_ * sizeof(int32_t);
+        return column_bytes() + rows_ * static_cast<size_t>(int8_row_stride(layout_)) + rows_ * sizeof(int32_t) +
+               int8_gemm_scratch_bytes(layout_, rows_);
     }
 
     void run(KernelContext& ctx) const override {
@@ -391,7 +392,8 @@ public:
             state.bias = bias;
             if (ctx.has_input(6)) state.y_grid = YGrid::of(ctx.input(6), ctx.input(7));
         }
-        gemm_u8s8(layout_, weight_.data<uint8_t>(), packed_a, rows, &Correction::tile, &state);
+        // The kernel's scratch (A widened) after A's bytes, an even count on the kernels that widen.
+        gemm_u8s8(layout_, weight_.data<uint8_t>(), packed_a, rows, &Correction::tile, &state, packed_a + rows * stride);
     }
 
 private:
