@@ -79,9 +79,12 @@ bool packable(const CompileContext& c, DType dtype, FloatGemmKernel kernel, bool
     if (node.input_dtypes[0] != dtype || node.input_dtypes[1] != dtype || node.output_dtypes[0] != dtype) return false;
     // A decode step's few rows by an f32 weight read from memory: the BLAS path's split of the
     // weight's rows between threads streams it faster than the in-place tiles, which walk each
-    // panel down K (GPT-2 small, batch 1: 56 against 30 tokens/s). bf16's packed panels are
-    // contiguous and win at every row count.
-    if (dtype == DType::f32 && a.numel() / b[0] <= kStreamRows) return false;
+    // panel down K (GPT-2 small, batch 1: 56 against 30 tokens/s). The avx2 kernel's packed
+    // panels lose to it only at one row (GPT-2's 768 × 50257 head on 2 Zen 3 cores: 6.2 against
+    // 4.3 ms) and win from two (8 rows: 9.1 against 13.6 ms), as bf16's packed panels win at
+    // every row count.
+    const int64_t rows = a.numel() / b[0];
+    if (dtype == DType::f32 && rows <= (kernel == FloatGemmKernel::avx2 ? 1 : kStreamRows)) return false;
     const bool bias = fused && node.inputs_present.size() > 2 && node.inputs_present[2];
     if (bias && ((node.input_dtypes[2] != dtype && node.input_dtypes[2] != DType::f32) ||
                  node.input_shapes[2].numel() != b[1]))
