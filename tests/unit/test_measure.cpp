@@ -195,20 +195,22 @@ TEST_CASE("memory estimates count weights, activations and nothing uploaded", "[
 
     const MemoryEstimate small = estimate_memory(graph, {}, {{"x", Shape{4, 64}}});
     CHECK(small.device == Device::CPU);
-    CHECK(small.weights_bytes == (64 * 256 + 256 * 8) * sizeof(float));
+    // The weights, and the copies a CPU kernel packs for itself (f32 panels on an AVX2-only CPU,
+    // padded to 16 columns): counted, bounded.
+    const size_t plain = (64 * 256 + 256 * 8) * sizeof(float);
+    CHECK(small.weights_bytes >= plain);
+    CHECK(small.weights_bytes <= 3 * plain);
     CHECK(small.activations_bytes >= 4 * 256 * sizeof(float) + 4 * 8 * sizeof(float));
     CHECK(small.device_total_bytes > 0);
     CHECK(small.fits());
     CHECK_THAT(small.to_string(), Catch::Contains("weights") && Catch::Contains("fits"));
     const MemoryEstimate large = estimate_memory(graph, {}, {{"x", Shape{4096, 64}}});
     CHECK(large.activations_bytes > small.activations_bytes);
-    // Many rows may add weight copies packed for the kernels that run them (f32 panels on an
-    // AVX2-only CPU), counted with the weights; 4 rows run on the weights as they are.
     CHECK(large.weights_bytes >= small.weights_bytes);
 
     SessionOptions half;
     half.precision = Precision::f16;
-    CHECK(estimate_memory(graph, half, {{"x", Shape{4, 64}}}).weights_bytes == small.weights_bytes / 2);
+    CHECK(estimate_memory(graph, half, {{"x", Shape{4, 64}}}).weights_bytes == plain / 2);
 
     CHECK_THROWS_WITH(estimate_memory(graph, {}, {}), Catch::Contains("no shape given for input 'x'"));
     CHECK_THROWS_WITH(estimate_memory(graph, {}, {{"x", Shape{4, 63}}}), Catch::Contains("expects"));
