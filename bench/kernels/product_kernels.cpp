@@ -1,6 +1,6 @@
 // kernel-bench: the CPU's product kernels alone, on BERT-sized shapes, each kernel this CPU runs
-// (f32 products by a weight, against OpenBLAS; bf16 products by a packed weight, u8 × s8 products), with a null epilogue (the kernel's
-// own speed) and, for bf16, with the usual writer (bias, bf16 narrowing, GELU): what the
+// (f32 products by a weight, beside OpenBLAS; bf16 products by a packed weight; u8 × s8
+// products), with a null epilogue (the kernel's own speed) and, for bf16, with the usual writer (bias, bf16 narrowing, GELU): what the
 // kernel choice in packed_float_gemm.hpp and int8_gemm.hpp rests on (docs/benchmarking.md).
 //   build/bin/kernel-bench [THREADS ...]     (default: all cores, then one)
 // Medians of 15 timed calls after 3 warm-up calls; the weights stay packed between calls, as in
@@ -69,8 +69,9 @@ void bf16_products(int64_t m, int64_t k, int64_t n, std::mt19937& rng) {
     }
 }
 
-// f32 products by a weight read in place (as sessions run them) on each kernel of our own this
-// CPU has, beside OpenBLAS's sgemm cut over the same pool (the blas kernel).
+// f32 products on each kernel of our own this CPU has, the weight read in place (as avx512
+// sessions run them) and packed in panels (as avx2 sessions do), beside OpenBLAS's sgemm cut
+// over the same pool (the blas kernel).
 void f32_products(int64_t m, int64_t k, int64_t n, std::mt19937& rng) {
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
     std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), y(static_cast<size_t>(m * n));
@@ -122,9 +123,12 @@ int main(int argc, char** argv) {
     std::vector<int> thread_counts;
     for (int i = 1; i < argc; ++i) thread_counts.push_back(std::atoi(argv[i]));
     if (thread_counts.empty()) thread_counts = {static_cast<int>(std::thread::hardware_concurrency()), 1};
-    // BERT-base's products at batch 1 and 8 (sequence 128): FFN in and out, and a projection.
+    // BERT-base's and MiniLM's products at batch 1 and 8 (sequence 128): FFN in and out, and a
+    // projection.
     const std::vector<std::tuple<int64_t, int64_t, int64_t>> shapes{
-        {128, 768, 3072}, {128, 3072, 768}, {128, 768, 768}, {1024, 768, 3072}, {1024, 3072, 768}, {128, 384, 1536}, {128, 1536, 384}, {128, 384, 384}, {1024, 384, 1536}, {1024, 1536, 384}, {1024, 384, 384}};
+        {128, 768, 3072},  {128, 3072, 768},  {128, 768, 768},   {1024, 768, 3072},
+        {1024, 3072, 768}, {128, 384, 1536},  {128, 1536, 384},  {128, 384, 384},
+        {1024, 384, 1536}, {1024, 1536, 384}, {1024, 384, 384}};
     std::mt19937 rng(1);
     for (int threads : thread_counts) {
         const auto pool = pool_with_threads(threads);

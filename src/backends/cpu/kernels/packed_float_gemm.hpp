@@ -12,7 +12,7 @@
 // The avx512 f32 kernel reads a weight where it is (a row of a panel is 64 contiguous bytes, and
 // measured as fast as a packed copy on MiniLM's shapes on a Zen 4), so such a session keeps one
 // copy of its weights. The avx2 kernel reads weights packed in panels once per session (a second
-// copy): in place, its K steps were rows 4N bytes apart and ran at 38 against 84 GFLOP/s packed
+// copy): in place, its K steps were rows 4N bytes apart and ran at 33–38 against 84–87 GFLOP/s packed
 // on a Zen 3 core (BERT's 128 × 768 × 3072; packed_weight_product.cpp).
 // The bf16 kernel needs (B[k, c], B[k+1, c]) side by side, so its weight is packed once per
 // session, a copy beside the session's bf16 constant that the weight bytes count.

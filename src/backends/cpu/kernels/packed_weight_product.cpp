@@ -24,7 +24,7 @@ public:
         const int64_t k = node.input_shapes[1][0], n = node.input_shapes[1][1];
         // avx2 reads an f32 weight from panels packed once per session, a second copy: read in
         // place, a tile's K steps are rows 4N bytes apart, and BERT's 128 × 768 × 3072 product
-        // ran at 38 against 87 GFLOP/s packed on a Zen 3 core (kernel-bench).
+        // ran at 33–38 against 84–87 GFLOP/s packed on a Zen 3 core (kernel-bench).
         const bool f32_panels = kernel == FloatGemmKernel::avx2;
         layout_ = f32_panels ? packed_f32_layout(kernel, k, n) : packed_float_layout(kernel, k, n);
         const PackedFloatLayout layout = layout_;
