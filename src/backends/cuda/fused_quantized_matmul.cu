@@ -104,8 +104,10 @@ constexpr int kRowsPerBlock = kBlock / 32;
 // One warp per (padded) row of A [rows, k]: s8 values (u8 - 128), the row's scale and its zero
 // point minus 128. Rows past `rows` are zero. A warp rather than a block per row: with a block
 // each row waited on two block-wide reductions and a multiprocessor held 8 rows in flight, which
-// left the kernel bound by latency, far below the memory's bandwidth.
-template <class T>
+// left the kernel bound by latency, far below the memory's bandwidth. Each lane moves V
+// neighbouring values per access (16 bytes of A, V bytes of the result) where k and A's address
+// allow, V = 1 otherwise; the row is read twice, the second time mostly from cache.
+template <class T, int V>
 __global__ void quantize_rows_kernel(const T* a, int64_t rows, int64_t rows_padded, int64_t k, int64_t kp,
                                      bool calibrated, float low, float high, int8_t* q, float* row_scale,
                                      int32_t* row_zero) {
@@ -117,13 +119,18 @@ __global__ void quantize_rows_kernel(const T* a, int64_t rows, int64_t rows_padd
         for (int64_t j = lane; j < kp; j += 32) out[j] = 0;
         return;
     }
-    const T* x = a + row * k;
+    const auto* x = reinterpret_cast<const Pack<T, V>*>(a + row * k);
+    const int64_t packs = k / V;
     float lo = low, hi = high;
     if (!calibrated) {
         lo = hi = 0.0f;
-        for (int64_t j = lane; j < k; j += 32) {
-            const float v = load_float(x[j]);
-            lo = fminf(lo, v), hi = fmaxf(hi, v);
+        for (int64_t j = lane; j < packs; j += 32) {
+            const Pack<T, V> p = x[j];
+#pragma unroll
+            for (int e = 0; e < V; ++e) {
+                const float v = load_float(p.v[e]);
+                lo = fminf(lo, v), hi = fmaxf(hi, v);
+            }
         }
         warp_range(lo, hi);
     }
@@ -133,17 +140,24 @@ __global__ void quantize_rows_kernel(const T* a, int64_t rows, int64_t rows_padd
     if (!(scale > 0.0f)) scale = 1.0f;
     const float inverse = 1.0f / scale;
     const float zero = to_u8_range(rintf(__fmul_rn(-lo, inverse)));
-    for (int64_t j = lane; j < kp; j += 32)
-        out[j] = j < k ? static_cast<int8_t>(static_cast<int>(to_u8_range(rintf(__fmul_rn(load_float(x[j]), inverse)) + zero)) - 128)
-                       : int8_t{0};
+    for (int64_t j = lane; j < packs; j += 32) {
+        const Pack<T, V> p = x[j];
+        Pack<int8_t, V> b;
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+            b.v[e] = static_cast<int8_t>(static_cast<int>(to_u8_range(rintf(__fmul_rn(load_float(p.v[e]), inverse)) + zero)) - 128);
+        reinterpret_cast<Pack<int8_t, V>*>(out)[j] = b;
+    }
+    for (int64_t j = packs * V + lane; j < kp; j += 32) out[j] = 0;  // k is a multiple of V when V > 1
     if (lane == 0) {
         row_scale[row] = scale;
         row_zero[row] = static_cast<int32_t>(zero) - 128;
     }
 }
 
-// V neighbouring columns per thread: one 16-byte load of the sums (rows of acc start on 64-byte
-// boundaries, np being a multiple of 16) and one store of Y where n and Y's address allow.
+// V neighbouring columns per thread: 16-byte loads of the sums and of the columns' scales and
+// sums (rows of acc start on 64-byte boundaries, np being a multiple of 16), one store of Y, where
+// n and Y's and the bias's addresses allow; V = 1 otherwise.
 template <class T, int V>
 __global__ void dequantize_kernel(const int32_t* acc, int64_t np, const float* row_scale, const int32_t* row_zero,
                                   const float* column_scale, const int32_t* column_sums, const T* bias, T* y,
@@ -151,15 +165,18 @@ __global__ void dequantize_kernel(const int32_t* acc, int64_t np, const float* r
     for (uint32_t g = blockIdx.x * blockDim.x + threadIdx.x; g < groups; g += gridDim.x * blockDim.x) {
         const uint32_t r = groups_per_row.quotient(g), c0 = (g - r * groups_per_row.divisor) * V;
         const Pack<int32_t, V> sums = *reinterpret_cast<const Pack<int32_t, V>*>(acc + r * np + c0);
+        const Pack<int32_t, V> weight_sums = *reinterpret_cast<const Pack<int32_t, V>*>(column_sums + c0);
+        const Pack<float, V> weight_scales = *reinterpret_cast<const Pack<float, V>*>(column_scale + c0);
+        Pack<T, V> shift;
+        if (bias) shift = *reinterpret_cast<const Pack<T, V>*>(bias + c0);
         const float scale = row_scale[r];
         const int32_t zero = row_zero[r];
         Pack<T, V> out;
 #pragma unroll
         for (int j = 0; j < V; ++j) {
-            const uint32_t c = c0 + j;
-            const int32_t corrected = sums.v[j] - zero * column_sums[c];
-            float v = __fmul_rn(static_cast<float>(corrected), __fmul_rn(scale, column_scale[c]));
-            if (bias) v = __fadd_rn(v, load_float(bias[c]));
+            const int32_t corrected = sums.v[j] - zero * weight_sums.v[j];
+            float v = __fmul_rn(static_cast<float>(corrected), __fmul_rn(scale, weight_scales.v[j]));
+            if (bias) v = __fadd_rn(v, load_float(shift.v[j]));
             out.v[j] = store<T>(activate(v, activation));
         }
         *reinterpret_cast<Pack<T, V>*>(y + static_cast<size_t>(r) * groups_per_row.divisor * V + c0) = out;
@@ -228,9 +245,16 @@ struct QuantizedMatMul {
         auto* zeros = reinterpret_cast<int32_t*>(work + s.zeros);
         auto* acc = reinterpret_cast<int32_t*>(work + s.acc);
         const auto row_blocks = static_cast<unsigned>((rows_padded + kRowsPerBlock - 1) / kRowsPerBlock);
-        quantize_rows_kernel<<<row_blocks, kBlock, 0, l.handle()>>>(
-            static_cast<const T*>(l.in(0)), rows, rows_padded, layout.k, layout.kp, range.has_value(),
-            range ? range->first : 0.0f, range ? range->second : 0.0f, values, scales, zeros);
+        const T* a = static_cast<const T*>(l.in(0));
+        const auto quantize = [&](auto width) {
+            constexpr int V = decltype(width)::value;
+            quantize_rows_kernel<T, V><<<row_blocks, kBlock, 0, l.handle()>>>(
+                a, rows, rows_padded, layout.k, layout.kp, range.has_value(), range ? range->first : 0.0f,
+                range ? range->second : 0.0f, values, scales, zeros);
+        };
+        constexpr int kWide = 16 / sizeof(T);  // values of A per 16 bytes
+        if (layout.k % kWide == 0 && is_aligned(a, 16)) quantize(std::integral_constant<int, kWide>{});
+        else quantize(std::integral_constant<int, 1>{});
         l.check_launch("quantize_rows_kernel");
         // Column-major for cuBLAS: acc^T [np, rows] = Wq [kp, np]^T · Aq^T [kp, rows]; with
         // k = 0 the sums are zeros (cuBLAS takes no empty inner dimension).
@@ -258,7 +282,11 @@ struct QuantizedMatMul {
                 acc, layout.np, scales, zeros, column_scales, column_sums, bias, out, groups,
                 FastDivmod(static_cast<uint32_t>(layout.n / V)), act);
         };
-        if (layout.n % 4 == 0 && is_aligned(out, 4 * sizeof(T))) dequantize(std::integral_constant<int, 4>{});
+        const auto fits = [&](int v) {
+            return layout.n % v == 0 && is_aligned(out, v * sizeof(T)) && (!bias || is_aligned(bias, v * sizeof(T)));
+        };
+        if (fits(8)) dequantize(std::integral_constant<int, 8>{});
+        else if (fits(4)) dequantize(std::integral_constant<int, 4>{});
         else dequantize(std::integral_constant<int, 1>{});
         l.check_launch("dequantize_kernel");
     }
