@@ -88,10 +88,8 @@ void f32_products(int64_t m, int64_t k, int64_t n, std::mt19937& rng) {
         report(std::string(float_gemm_kernel_name(kernel)).c_str(),
                median_ms([&] { gemm_packed_float(layout, b.data(), a.data(), k, m, &ignore_float_tile, nullptr); }));
         const PackedFloatLayout panels = packed_f32_layout(kernel, k, n);
-        std::vector<float> packed(static_cast<size_t>(packed_elements(panels)), 0.0f);
-        for (int64_t i = 0; i < k; ++i)
-            for (int64_t j = 0; j < n; ++j) *f32_panel_element(panels, packed.data(), i, j) = b[i * n + j];
-        report("packed", median_ms([&] { gemm_packed_float(panels, packed.data(), a.data(), k, m, &ignore_float_tile, nullptr); }));
+        const Tensor packed = pack_f32_weight(panels, b.data(), n);
+        report("packed", median_ms([&] { gemm_packed_float(panels, packed.raw_data(), a.data(), k, m, &ignore_float_tile, nullptr); }));
     }
     report("blas", median_ms([&] { sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, y.data(), n); }));
 }

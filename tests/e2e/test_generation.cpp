@@ -128,7 +128,8 @@ TEST_CASE("greedy and beam search match transformers' generate() token for token
                     // difference then costs one position, not all that follow.
                     const auto [forced_same, forced_total] = agreement_given_prefixes(model, prompts, want, options_of(c));
                     std::cout << "e2e: " << name << " " << c["name"].get<std::string>() << " "
-                              << infer::precision_name(precision) << ": " << forced_same << "/" << forced_total
+                              << e2e::device_under_test().to_string() << " " << infer::precision_name(precision)
+                              << ": " << forced_same << "/" << forced_total
                               << " next tokens agree given generate()'s prefixes\n";
                     CHECK(static_cast<double>(forced_same) >= 0.95 * static_cast<double>(forced_total));
                 }

@@ -32,11 +32,12 @@ public:
             weight_ = c.prepacked(1, "f32-panels", [layout](const Tensor& value) {
                 return pack_f32_weight(layout, value.data<float>(), layout.n);
             });
+        else if (layout.packed)
+            weight_ = c.prepacked(1, "bf16-pairs", [layout](const Tensor& value) {
+                return pack_float_weight(layout, static_cast<const uint16_t*>(value.raw_data()), layout.n);
+            });
         else
-            weight_ = !layout.packed ? *c.constant(1)
-                                     : c.prepacked(1, "bf16-pairs", [layout](const Tensor& value) {
-                                           return pack_float_weight(layout, static_cast<const uint16_t*>(value.raw_data()), layout.n);
-                                       });
+            weight_ = *c.constant(1);
         has_bias_ = fused && node.inputs_present.size() > 2 && node.inputs_present[2];
         if (has_bias_ && c.constant(2)) bias_ = widened(*c.constant(2));
         if (fused) activation_ = row_activation_named(node.attributes->get_string("activation", ""));
