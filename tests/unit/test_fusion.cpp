@@ -596,8 +596,8 @@ TEST_CASE("AddLayerNormalization with a Skip or y_dtype outside the folded form 
 namespace {
 
 // A ResNet block on x [batch, 4, 6, 6]: Conv → Relu → Conv → + x → Relu, and a Conv whose Add
-// broadcasts a per-channel row (no residual: only the ReLU after it may fuse, and it reads the
-// Add). With `block_fusion`, every intermediate value is also a graph output, which keeps each
+// broadcasts a constant per-channel row (no residual: the row folds into its bias, then the ReLU
+// fuses). With `block_fusion`, every intermediate value is also a graph output, which keeps each
 // node as it is: the unfused results to compare with.
 Graph resnet_block(bool block_fusion) {
     GraphBuilder b;
@@ -623,14 +623,76 @@ TEST_CASE("Conv with its residual Add and Relu becomes one FusedConv with the sa
     for (const int64_t batch : {1, 3}) {
         const Batch input{{"x", ramp({batch, 4, 6, 6}, 0.017f, -2.3f)}};
         const Batch got = fused.run(input), want = plain.run(input);
-        CHECK(count_op(fused.placement(), "FusedConv") == 2);  // Conv+Relu, Conv+Add+Relu
-        CHECK(count_op(fused.placement(), "Conv") == 1);       // c3: its Add broadcasts a row
-        CHECK(count_op(fused.placement(), "Add") == 1);
+        CHECK(count_op(fused.placement(), "FusedConv") == 3);  // Conv+Relu, Conv+Add+Relu, c3 (+row)+Relu
+        CHECK(count_op(fused.placement(), "Conv") == 0);
+        CHECK(count_op(fused.placement(), "Add") == 0);
         CHECK(count_op(plain.placement(), "FusedConv") == 0);
         for (const char* name : {"y", "z"}) {
             const std::vector<float> a = got[name].to_vector<float>(), e = want[name].to_vector<float>();
             REQUIRE(a.size() == e.size());
             for (size_t i = 0; i < a.size(); ++i) CHECK(a[i] == Approx(e[i]).margin(1e-5));
+        }
+    }
+}
+
+// A frozen batch norm as frameworks export it (torchvision's detection backbones): Conv, then
+// Mul and Add by per-channel constants, then Relu. The scale and shift fold into the weight and
+// bias, so the Relu fuses too. Constants that broadcast along other axes, and a Conv output read
+// elsewhere, stay as they are.
+TEST_CASE("Conv then Mul and Add by per-channel constants folds into one convolution", "[fusion]") {
+    const auto build = [](const std::vector<int64_t>& scale_shape, const std::vector<int64_t>& shift_shape,
+                          bool read_conv_output, bool with_bias) {
+        GraphBuilder b;
+        auto x = b.input("x", DType::f32, {kDynamic, 4, 5, 5});
+        std::vector<Value> inputs{x, b.constant(ramp({4, 2, 3, 3}, 0.021f, -0.6f))};
+        if (with_bias) inputs.push_back(b.constant(ramp({4}, 0.3f, -0.2f)));
+        Attributes attributes{{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"group", int64_t{2}}};
+        auto c = b.op1("Conv", inputs, attributes);
+        auto scaled = b.mul(b.constant(ramp(scale_shape, 0.25f, 0.5f)), c);
+        b.output("y", b.relu(b.add(scaled, b.constant(ramp(shift_shape, -0.2f, 0.3f)))));
+        if (read_conv_output) b.output("c", c);
+        return b.build();
+    };
+    // The same graph with every value an output: nothing fuses or folds.
+    const auto reference = [&](const std::vector<int64_t>& scale_shape, const std::vector<int64_t>& shift_shape, bool with_bias) {
+        GraphBuilder b;
+        auto x = b.input("x", DType::f32, {kDynamic, 4, 5, 5});
+        std::vector<Value> inputs{x, b.constant(ramp({4, 2, 3, 3}, 0.021f, -0.6f))};
+        if (with_bias) inputs.push_back(b.constant(ramp({4}, 0.3f, -0.2f)));
+        Attributes attributes{{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"group", int64_t{2}}};
+        auto c = b.op1("Conv", inputs, attributes);
+        auto scaled = b.mul(b.constant(ramp(scale_shape, 0.25f, 0.5f)), c);
+        auto shifted = b.add(scaled, b.constant(ramp(shift_shape, -0.2f, 0.3f)));
+        b.output("y", b.relu(shifted));
+        b.output("c", c);
+        b.output("scaled", scaled);
+        b.output("shifted", shifted);
+        return b.build();
+    };
+    struct Case {
+        std::vector<int64_t> scale, shift;
+        bool read_conv_output, with_bias;
+        size_t mul, add;  // left after the passes
+    };
+    const std::vector<Case> cases{
+        {{1, 4, 1, 1}, {1, 4, 1, 1}, false, true, 0, 0},   // torchvision's FrozenBatchNorm2d
+        {{4, 1, 1}, {1}, false, false, 0, 0},              // no bias; a shift of one value
+        {{1, 1, 1, 5}, {1, 4, 1, 1}, false, true, 1, 1},   // the scale varies along the width: neither folds
+        {{1, 4, 1, 1}, {5}, false, true, 0, 1},            // [5] lines up with the width: the Add stays
+        {{1, 4, 1, 1}, {1, 4, 1, 1}, true, true, 1, 1},    // the Conv's output is read elsewhere
+    };
+    for (const Case& k : cases) {
+        INFO("scale " << Shape(k.scale).to_string() << ", shift " << Shape(k.shift).to_string());
+        Session folded(build(k.scale, k.shift, k.read_conv_output, k.with_bias));
+        Session plain(reference(k.scale, k.shift, k.with_bias));
+        for (const int64_t batch : {1, 2}) {
+            const Batch input{{"x", ramp({batch, 4, 5, 5}, 0.013f, -1.7f)}};
+            const std::vector<float> got = folded.run(input)["y"].to_vector<float>();
+            const std::vector<float> want = plain.run(input)["y"].to_vector<float>();
+            CHECK(count_op(folded.placement(), "Mul") == k.mul);  // the plan is made at the first run
+            CHECK(count_op(folded.placement(), "Add") == k.add);
+            REQUIRE(got.size() == want.size());
+            for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(want[i]).margin(1e-5));
         }
     }
 }

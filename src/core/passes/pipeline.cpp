@@ -52,6 +52,8 @@ const std::vector<NamedPass>& session_passes() {
         {"fuse_matmul_epilogue", fuse_matmul_epilogue},
         // After it: the projections it gave their biases become one product.
         {"fuse_qkv", fuse_qkv},
+        // Before both passes after it, which take Conv nodes with nothing between them and their Relu.
+        {"fold_conv_affine", fold_conv_affine},
         // Before the conv epilogue fusion, which would take its convolutions as FusedConv.
         {"quantize_convolutions", quantize_convolutions},
         {"fuse_conv_epilogue", fuse_conv_epilogue},

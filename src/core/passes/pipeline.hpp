@@ -79,6 +79,8 @@ void fuse_attention(Rewriter& rewriter, const PassContext& context);
 void fuse_matmul_epilogue(Rewriter& rewriter, const PassContext& context);
 // Q, K and V projections of one input to one product read in place by Attention (fuse_qkv.cpp).
 void fuse_qkv(Rewriter& rewriter, const PassContext& context);
+// Conv then Mul/Add by per-channel constants (a frozen batch norm) to one Conv (fold_conv_affine.cpp).
+void fold_conv_affine(Rewriter& rewriter, const PassContext& context);
 // Conv + residual Add + Relu (fuse_conv.cpp).
 void fuse_conv_epilogue(Rewriter& rewriter, const PassContext& context);
 // Residual Add + LayerNormalization (fuse_add_layer_norm.cpp).
