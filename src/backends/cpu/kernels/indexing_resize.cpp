@@ -127,38 +127,74 @@ void resize_with(KernelContext& ctx, const ResizeParams& p, const std::vector<fl
     const std::vector<int64_t> strides = strides_of(is);
     const float* src = in.data<float>();
     float* dst = out.data<float>();
-    parallel_for(out.numel(), 1024, [&](int64_t begin, int64_t end) {
-        std::vector<const std::vector<Tap>*> taps(rank);
-        std::vector<size_t> pick(rank);
-        for (int64_t flat = begin; flat < end; ++flat) {
-            int64_t rest = flat;
+    if (out.numel() == 0) return;
+    if (rank == 0) {
+        dst[0] = src[0];
+        return;
+    }
+    // Row by row along the last axis: the leading axes' taps are combined once per row, then
+    // each output element sums its last-axis taps under every combination, in the order of an
+    // odometer over all the axes (the last fastest), so the sums are those of the reference.
+    // Nearest resizing, one tap of weight 1 per axis, is a gather of the row's source values.
+    const size_t last = rank - 1;
+    const int64_t width = os[last], rows = out.numel() / width;
+    const std::vector<std::vector<Tap>>& last_taps = axes[last].taps;
+    std::vector<int64_t> gather(static_cast<size_t>(width), -1);  // the one source index, or -1
+    for (size_t x = 0; x < gather.size(); ++x)
+        if (last_taps[x].size() == 1 && last_taps[x][0].weight == 1.0) gather[x] = last_taps[x][0].index;
+    const bool gather_row = std::find(gather.begin(), gather.end(), int64_t{-1}) == gather.end();
+    parallel_for(rows, std::max<int64_t>(1, 4096 / width), [&](int64_t begin, int64_t end) {
+        std::vector<const std::vector<Tap>*> taps(last);
+        std::vector<size_t> pick(last);
+        struct Combination {
+            double weight;
+            int64_t offset;
+        };
+        std::vector<Combination> combinations;
+        for (int64_t row = begin; row < end; ++row) {
+            float* y = dst + row * width;
+            int64_t rest = row;
             bool outside = false;
-            for (size_t d = rank; d-- > 0;) {
+            for (size_t d = last; d-- > 0;) {
                 taps[d] = &axes[d].taps[static_cast<size_t>(rest % os[d])];
                 rest /= os[d];
                 outside = outside || taps[d]->empty();
             }
             if (outside) {
-                dst[flat] = extrapolation;
+                std::fill(y, y + width, extrapolation);
                 continue;
             }
-            // Walk the product of the axes' taps like an odometer.
-            double sum = 0;
+            combinations.clear();
             std::fill(pick.begin(), pick.end(), 0);
             while (true) {
                 double w = 1;
                 int64_t offset = 0;
-                for (size_t d = 0; d < rank; ++d) {
+                for (size_t d = 0; d < last; ++d) {
                     const Tap& t = (*taps[d])[pick[d]];
                     w *= t.weight;
                     offset += t.index * strides[d];
                 }
-                sum += w * static_cast<double>(src[offset]);
-                size_t d = rank;
+                combinations.push_back({w, offset});
+                size_t d = last;
                 while (d-- > 0 && ++pick[d] == taps[d]->size()) pick[d] = 0;
                 if (d == static_cast<size_t>(-1)) break;
             }
-            dst[flat] = static_cast<float>(sum);
+            if (gather_row && combinations.size() == 1 && combinations[0].weight == 1.0) {
+                const float* source = src + combinations[0].offset;
+                for (int64_t x = 0; x < width; ++x) y[x] = source[gather[static_cast<size_t>(x)]];
+                continue;
+            }
+            for (int64_t x = 0; x < width; ++x) {
+                const std::vector<Tap>& xs = last_taps[static_cast<size_t>(x)];
+                if (xs.empty()) {
+                    y[x] = extrapolation;
+                    continue;
+                }
+                double sum = 0;
+                for (const Combination& c : combinations)
+                    for (const Tap& t : xs) sum += c.weight * t.weight * static_cast<double>(src[c.offset + t.index]);
+                y[x] = static_cast<float>(sum);
+            }
         }
     });
 }
