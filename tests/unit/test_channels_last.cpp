@@ -217,6 +217,51 @@ TEST_CASE("f32 convolutions and pools run channel-last with the channel-first re
     check_close(got["y"], want["y"]);
 }
 
+namespace {
+
+// An FPN's top-down step on x [N, 8, 12, 12]: a coarse level (Conv 3x3/2 + Relu) upsampled to
+// the lateral's size (nearest, sizes from Shape(lateral), as torchvision computes them) and by
+// constant scales (linear), both added to the lateral (Conv 1x1), then a Conv 3x3. Weights as
+// constants or graph inputs (planes), as float_cnn.
+Graph top_down(const std::vector<Tensor>& weights, bool constant_weights) {
+    GraphBuilder b("top_down");
+    const Value x = b.input("x", DType::f32, {kDynamic, 8, 12, 12});
+    const auto w = [&](size_t i) {
+        return constant_weights ? b.constant(weights[i]) : b.input("w" + std::to_string(i), DType::f32, weights[i].shape());
+    };
+    const std::vector<int64_t> pad1{1, 1, 1, 1};
+    const Value coarse = b.op1("Relu", {b.op1("Conv", {x, w(0)}, {{"pads", pad1}, {"strides", std::vector<int64_t>{2, 2}}})});
+    const Value lateral = b.op1("Conv", {x, w(1)});
+    const Value nearest = b.op1("Resize", {coarse, Value{}, Value{}, b.op1("Shape", {lateral})},
+                                {{"mode", std::string("nearest")}, {"nearest_mode", std::string("floor")},
+                                 {"coordinate_transformation_mode", std::string("asymmetric")}});
+    const Value linear = b.op1("Resize", {coarse, Value{}, b.constant(Tensor::from_vector(std::vector<float>{1, 1, 2, 2}, {4}))},
+                               {{"mode", std::string("linear")}});
+    const Value sum = b.op1("Add", {b.op1("Add", {lateral, nearest}), linear});
+    b.output("y", b.op1("Conv", {sum, w(2)}, {{"pads", pad1}}));
+    return b.build();
+}
+
+}  // namespace
+
+TEST_CASE("an FPN's upsampling and sums between its convolutions run channel-last with the channel-first results", "[passes]") {
+    const std::vector<Tensor> weights{random_floats({16, 8, 3, 3}, 0.2f, 51), random_floats({16, 8, 1, 1}, 0.3f, 52),
+                                      random_floats({4, 16, 3, 3}, 0.1f, 53)};
+    const Batch inputs{{"x", random_floats({2, 8, 12, 12}, 1.0f, 54)}};
+    const Session channels_last(top_down(weights, true));
+    const Batch got = channels_last.run(inputs);
+    CHECK(count(channels_last, "ChannelsLastConv") == 3);
+    CHECK(count(channels_last, "Transpose") == 2);  // x in, y out: the sizes come from the lateral's twin
+    CHECK(count(channels_last, "Gather") == 2);     // the sizes into channel-last order, the twin's shape back
+
+    const Session planes(top_down(weights, false));
+    Batch plane_inputs = inputs;
+    for (size_t i = 0; i < weights.size(); ++i) plane_inputs.set("w" + std::to_string(i), weights[i]);
+    const Batch want = planes.run(plane_inputs);
+    CHECK(count(planes, "Transpose") == 0);
+    check_close(got["y"], want["y"]);
+}
+
 // Where every convolution's output goes on to ops kept in planes (SiLU, as EfficientNet's
 // blocks have it), each would need a Transpose in and one out: the f32 forms are not taken.
 TEST_CASE("f32 convolutions stay in planes where the Transposes would outnumber them", "[passes]") {

@@ -139,10 +139,17 @@ std::vector<Shape> resized(const InferenceContext& ctx, size_t scales_input, siz
     const Shape& in = ctx.shape(0);
     std::vector<float> scales;
     std::vector<int64_t> sizes;
-    if (sizes_input > 0 && ctx.has_input(sizes_input) && ctx.value(sizes_input).numel() > 0)
-        sizes = ctx.ints(sizes_input);
-    else if (ctx.has_input(scales_input))
-        scales = ctx.value(scales_input).to_vector<float>();
+    try {
+        if (sizes_input > 0 && ctx.has_input(sizes_input) && ctx.value(sizes_input).numel() > 0)
+            sizes = ctx.ints(sizes_input);
+        else if (ctx.has_input(scales_input))
+            scales = ctx.value(scales_input).to_vector<float>();
+    } catch (const ShapeUnknown&) {
+        // Scales or sizes computed from other values (an FPN's upsampling to its lateral's
+        // size): the rank is X's whatever they hold, which passes that work by rank can use;
+        // the extents are known when the plan is made.
+        return {Shape(std::vector<int64_t>(in.rank(), kDynamic))};
+    }
     if (sizes.empty() && scales.empty()) ctx.fail("needs scales or sizes");
     if (ctx.attrs().has("axes")) throw Unsupported("node '" + ctx.node().name + "' (Resize): the axes attribute");
     const size_t given = sizes.empty() ? scales.size() : sizes.size();

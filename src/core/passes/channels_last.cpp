@@ -14,7 +14,10 @@
 //  - MaxPool of a 4-D 8-bit or float input made channel-last, without Indices → ChannelsLastMaxPool;
 //  - QuantizedAdd of two 4-D operands, one of them made channel-last (elementwise: only the
 //    layout of its operands and result changes; a 4-D operand that broadcasts is transposed
-//    the same way, so it still broadcasts along the right axes).
+//    the same way, so it still broadcasts along the right axes);
+//  - on the CPU, a float Add of two 4-D operands both made channel-last, and a float Resize of
+//    a 4-D X made channel-last, its scales or sizes permuted alike (a Gather where they are
+//    computed): an FPN's top-down path, lateral + upsampled, between its convolutions.
 // Each form only where the target has a kernel for it (keyed by X's dtype: the CPU's float
 // forms are f32 only, so a convolution the precision lowered to bf16 stays as it is there;
 // CUDA's take f16 and bf16 too); values read outside the stretch or returned by the graph get
@@ -51,13 +54,17 @@ struct Choice {
 // The value slots of a form that are channel-last: X, and a residual or QuantizedAdd's B.
 std::vector<size_t> layout_inputs(const NodeIR& form) {
     if (form.op == "QuantizedAdd") return {0, 3};
+    if (form.op == "Add") return {0, 1};
     if (form.op == "ChannelsLastConv" && form.inputs.size() > 3 && form.inputs[3] >= 0) return {0, 3};
     return {0};
 }
 
 Choice choose(const Pattern& p, const PassContext& context, bool with_float) {
     const OpId qlinear_conv = op_id("QLinearConv"), conv = op_id("Conv"), fused_conv = op_id("FusedConv"),
-               max_pool = op_id("MaxPool"), quantized_add = op_id("QuantizedAdd");
+               max_pool = op_id("MaxPool"), quantized_add = op_id("QuantizedAdd"), add = op_id("Add"),
+               resize = op_id("Resize");
+    // Float Add and Resize in the stretch: on the CPU only so far (not yet measured on CUDA).
+    const bool layout_free_forms = with_float && context.target.name() == "cpu";
     const GraphIR& g = p.graph();
     const auto four_d = [&](int value) { return value >= 0 && p.type(value).shape && p.type(value).shape->rank() == 4; };
     const auto integer8 = [&](int value) { return is_integer8(p.type(value).dtype); };
@@ -94,6 +101,21 @@ Choice choose(const Pattern& p, const PassContext& context, bool with_float) {
             if (!four_d(a) || !four_d(b) || !four_d(node.outputs[0]) ||
                 (!c.made_channels_last[a] && !c.made_channels_last[b]))
                 continue;
+        } else if (p.is(n, add)) {
+            const int a = node.inputs[0], b = node.inputs[1];
+            if (!layout_free_forms || !floating(a) || !four_d(node.outputs[0]) || !c.made_channels_last[a] ||
+                !c.made_channels_last[b])
+                continue;
+        } else if (p.is(n, resize)) {
+            const int x = node.inputs[0];
+            const auto absent_or_empty = [&](size_t i) {
+                if (i >= node.inputs.size() || node.inputs[i] < 0) return true;
+                const Tensor* t = p.constant(node.inputs[i]);
+                return t && t->numel() == 0;
+            };
+            if (!layout_free_forms || !floating(x) || !four_d(x) || !c.made_channels_last[x] || node.outputs.size() != 1 ||
+                !absent_or_empty(1) || node.attributes.has("axes"))
+                continue;
         } else {
             continue;
         }
@@ -107,11 +129,27 @@ Choice choose(const Pattern& p, const PassContext& context, bool with_float) {
     return c;
 }
 
+// A Shape node of the whole shape (no start or end), which reads a converted node's value
+// through the channel-last twin instead (rewrite_shape_reader): the FPN's upsampling sizes.
+bool whole_shape(const Pattern& p, int n) {
+    const NodeIR& node = p.node(n);
+    return p.is(n, op_id("Shape")) && !node.attributes.has("start") && !node.attributes.has("end");
+}
+
 // Whether a value written by a converted node is read in planes too (or returned).
 bool read_outside(const Pattern& p, const std::vector<bool>& is_converted, int value) {
     bool outside = std::find(p.graph().outputs.begin(), p.graph().outputs.end(), value) != p.graph().outputs.end();
-    for (int reader : p.readers(value)) outside = outside || !is_converted[reader];
+    for (int reader : p.readers(value)) outside = outside || (!is_converted[reader] && !whole_shape(p, reader));
     return outside;
+}
+
+// Shape(value in planes) as Shape(its channel-last twin) with the dims put back in planes order.
+void rewrite_shape_reader(const Pattern& p, Rewriter& rewriter, int n, int twin) {
+    const NodeIR& node = p.node(n);
+    const int dims = rewriter.add_value(rewriter.unique_name(node.name + "/channels_last"));
+    const int order = rewriter.add_constant(rewriter.unique_name(node.name + "/to_planes"), Tensor::from_vector(kToPlanes, {4}));
+    rewriter.replace({n}, std::vector<NodeIR>{{"Shape", rewriter.unique_name(node.name + "/channels_last"), {twin}, {dims}, {}},
+                                              {"Gather", node.name, {dims, order}, {node.outputs[0]}, {}}});
 }
 
 // The Transposes a choice's float nodes add (values entering them in planes, values they write
@@ -126,7 +164,7 @@ bool float_forms_pay(const Pattern& p, const Choice& c) {
     int64_t convolutions = 0, transposes = 0;
     for (size_t i = 0; i < c.converted.size(); ++i) {
         const NodeIR& form = c.forms[i];
-        const bool float_form = form.op == "ChannelsLastConv" ||
+        const bool float_form = form.op == "ChannelsLastConv" || form.op == "Add" || form.op == "Resize" ||
                                 (form.op == "ChannelsLastMaxPool" && !is_integer8(p.type(form.inputs[0]).dtype));
         if (!float_form) continue;
         convolutions += form.op == "ChannelsLastConv";
@@ -140,6 +178,32 @@ bool float_forms_pay(const Pattern& p, const Choice& c) {
         for (int out : form.outputs) transposes += read_outside(p, is_converted, out);
     }
     return transposes <= convolutions / 2 + 1;
+}
+
+// A channel-last Resize's scales (input 2) and sizes (input 3) in [N, H, W, C] order: constants
+// permuted here, computed ones by a Gather before it (added to `made`).
+void permute_resize_extents(const Pattern& p, Rewriter& rewriter, NodeIR& form, std::vector<NodeIR>& made) {
+    for (size_t i = 2; i < form.inputs.size(); ++i) {
+        const int v = form.inputs[i];
+        if (v < 0) continue;
+        const std::string name = rewriter.unique_name(p.graph().values[v].name + "/channels_last");
+        if (const Tensor* t = p.constant(v)) {
+            if (t->numel() == 0) continue;
+            if (t->numel() != 4) return;  // Resize itself reports the wrong count
+            if (t->dtype() == DType::f32) {
+                const std::vector<float> e = t->to_vector<float>();
+                form.inputs[i] = rewriter.add_constant(name, Tensor::from_vector(std::vector<float>{e[0], e[2], e[3], e[1]}, {4}));
+            } else {
+                const std::vector<int64_t> e = t->to_vector<int64_t>();
+                form.inputs[i] = rewriter.add_constant(name, Tensor::from_vector(std::vector<int64_t>{e[0], e[2], e[3], e[1]}, {4}));
+            }
+            continue;
+        }
+        const int order = rewriter.add_constant(rewriter.unique_name(name + "/order"),
+                                                Tensor::from_vector(kToChannelsLast, {4}));
+        form.inputs[i] = rewriter.add_value(name);
+        made.push_back({"Gather", rewriter.unique_name(name), {v, order}, {form.inputs[i]}, {}});
+    }
 }
 
 }  // namespace
@@ -169,12 +233,15 @@ void channels_last(Rewriter& rewriter, const PassContext& context) {
             }
             form.inputs[slot] = channels_last[v];
         }
+        if (form.op == "Resize") permute_resize_extents(p, rewriter, form, made);
         std::vector<NodeIR> back;
         for (int& out : form.outputs) {
             const int original = out;
             out = channels_last[original] = rewriter.add_value(g.values[original].name + "/channels_last");
             if (read_outside(p, is_converted, original))
                 back.push_back(transpose(rewriter.unique_name(g.values[original].name + "/to_planes"), out, original, kToPlanes));
+            for (int reader : p.readers(original))
+                if (!is_converted[reader] && whole_shape(p, reader)) rewrite_shape_reader(p, rewriter, reader, out);
         }
         made.push_back(std::move(form));
         for (NodeIR& t : back) made.push_back(std::move(t));
