@@ -28,32 +28,10 @@ namespace infer::cpu {
 
 namespace {
 
-// out[c] = act(acc[c] + bias[c] + z[c]) for c < cols (bias, z null when absent), vectors
-// first, the tail a value at a time.
-template <class V>
-__attribute__((always_inline)) inline void finish_channels_vectors(const float* acc, const float* bias, const float* z,
-                                                                   const ConvActivation& a, float* out, int64_t cols) {
-    int64_t c = 0;
-    for (; c + kLanes<V> <= cols; c += kLanes<V>) {
-        V v = load<V>(acc + c);
-        if (bias) v += load<V>(bias + c);
-        if (z) v += load<V>(z + c);
-        store(out + c, activate(v, a));
-    }
-    for (; c < cols; ++c) out[c] = a(acc[c] + (bias ? bias[c] : 0.0f) + (z ? z[c] : 0.0f));
-}
-
-__attribute__((target("avx2,fma"))) void finish_channels_avx2(const float* acc, const float* bias, const float* z,
-                                                              const ConvActivation& a, float* out, int64_t cols) {
-    finish_channels_vectors<Float8>(acc, bias, z, a, out, cols);
-}
-
-// The vectors follow the product's kernel choice (f32_gemm_kernel: the CPU's, or
-// INFER_FLOAT_GEMM's), so that tests reach every path on one machine. The avx512 kernel never
-// comes here: its tiles write Y from their registers (ChannelOutput).
-void finish_channels(FloatGemmKernel kernel, const float* acc, const float* bias, const float* z, const ConvActivation& a,
-                     float* out, int64_t cols) {
-    if (kernel == FloatGemmKernel::avx2) return finish_channels_avx2(acc, bias, z, a, out, cols);
+// out[c] = act(acc[c] + bias[c] + z[c]) for c < cols (bias, z null when absent): the blas
+// path's rows (INFER_FLOAT_GEMM=blas, or a CPU without AVX2). Our kernels' tiles write Y from
+// their registers (ChannelOutput).
+void finish_channels(const float* acc, const float* bias, const float* z, const ConvActivation& a, float* out, int64_t cols) {
     for (int64_t c = 0; c < cols; ++c) out[c] = a(acc[c] + (bias ? bias[c] : 0.0f) + (z ? z[c] : 0.0f));
 }
 
@@ -65,13 +43,12 @@ struct ChannelsLastWriter {
     const float* bias;        // [M] or null
     const float* residual;    // Z, laid out as Y, or null
     ConvActivation activation;
-    FloatGemmKernel kernel;
     static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc, int64_t ld) {
         const auto& w = *static_cast<const ChannelsLastWriter*>(self);
         const int64_t first = w.column + col0;
         for (int64_t r = 0; r < rows; ++r) {
             const int64_t at = (row0 + r) * w.ld + first;
-            finish_channels(w.kernel, acc + r * ld, w.bias ? w.bias + first : nullptr, w.residual ? w.residual + at : nullptr,
+            finish_channels(acc + r * ld, w.bias ? w.bias + first : nullptr, w.residual ? w.residual + at : nullptr,
                             w.activation, w.y + at, cols);
         }
     }
@@ -381,7 +358,7 @@ public:
                             kernel != FloatGemmKernel::blas;
         if (!pixels) patch_offsets(g, rows, offsets);
         for (int64_t grp = 0; grp < g.group; ++grp) {
-            ChannelsLastWriter writer{py, g.out_channels, grp * g.group_out, bias, residual, activation, kernel};
+            ChannelsLastWriter writer{py, g.out_channels, grp * g.group_out, bias, residual, activation};
             const float* b = packed + grp * transposed.group_elements;
             const float* a = image + grp * g.group_channels;
             if (kernel == FloatGemmKernel::blas) {

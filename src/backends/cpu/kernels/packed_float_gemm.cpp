@@ -209,12 +209,47 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) void tile_bf16(const uint
     store_sums<R, P>(sum, acc);
 }
 
+// store_outputs for the AVX2 tile: one panel's two halves per row, the missing columns of a
+// short panel (not `whole`) masked (mask_lo, mask_hi). Whole panels take plain loads and
+// stores: a masked store is microcoded on AMD's cores. Inlined: passing the accumulators to a
+// call takes their address, and the K loop then kept them in memory.
+template <int R>
+__attribute__((target("avx2,fma"), always_inline)) inline void store_outputs_avx2(const __m256 (&lo)[R], const __m256 (&hi)[R],
+                                                                                 const ChannelOutput& out, bool whole,
+                                                                                 __m256i mask_lo, __m256i mask_hi) {
+    const detail::ConvActivation& a = out.activation;
+    const bool clamps = a.clamps();
+    const __m256 low = _mm256_set1_ps(a.low), high = _mm256_set1_ps(a.high), zero = _mm256_setzero_ps(),
+                 one = _mm256_set1_ps(1.0f), alpha = _mm256_set1_ps(detail::kHardSwishAlpha), half = _mm256_set1_ps(0.5f);
+    const auto finish = [&](__m256 v, const float* bias, const float* residual, float* y, __m256i mask) {
+        if (bias) v = _mm256_add_ps(v, whole ? _mm256_loadu_ps(bias) : _mm256_maskload_ps(bias, mask));
+        if (residual) v = _mm256_add_ps(v, whole ? _mm256_loadu_ps(residual) : _mm256_maskload_ps(residual, mask));
+        if (a.hard_swish) {
+            const __m256 t = _mm256_min_ps(one, _mm256_max_ps(zero, _mm256_fmadd_ps(v, alpha, half)));
+            v = _mm256_mul_ps(v, t);
+        } else if (clamps) {
+            v = _mm256_min_ps(high, _mm256_max_ps(low, v));
+        }
+        if (whole) _mm256_storeu_ps(y, v);
+        else _mm256_maskstore_ps(y, mask, v);
+    };
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+        const float* residual = out.residual ? out.residual + r * out.ld : nullptr;
+        float* y = out.y + r * out.ld;
+        finish(lo[r], out.bias, residual, y, mask_lo);
+        finish(hi[r], out.bias ? out.bias + 8 : nullptr, residual ? residual + 8 : nullptr, y + 8, mask_hi);
+    }
+}
+
 // ---- f32, AVX2: R rows × one panel (two ymm accumulators per row), B read in place; a panel
-// of fewer than 16 columns (`tail`) is read through masks.
+// of fewer than 16 columns (`tail`) is read through masks. With `out`, the tile writes Y itself
+// as the avx512 one does (a small-K 1x1 layer spent as long passing its sums through memory to
+// the epilogue as computing them: MobileNetV2's expansions, K = 16 to 160).
 template <int R, Source S>
 __attribute__((target("avx2,fma"))) void tile_f32_avx2(const float* a, int64_t lda, const int64_t* a_rows, const float* b,
                                                         int64_t ldb, int64_t, const int64_t* offsets, int64_t steps, int tail,
-                                                        bool accumulate, float* acc, const ChannelOutput*) {
+                                                        bool accumulate, float* acc, const ChannelOutput* out) {
     const float* rows[R];
     a_rows_of<R, S>(a, lda, a_rows, rows);
     __m256 lo[R], hi[R];
@@ -239,6 +274,7 @@ __attribute__((target("avx2,fma"))) void tile_f32_avx2(const float* a, int64_t l
             hi[r] = _mm256_fmadd_ps(x, w1, hi[r]);
         }
     }
+    if (out) return store_outputs_avx2<R>(lo, hi, *out, whole, mask_lo, mask_hi);
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
         _mm256_storeu_ps(acc + r * kFloatTileColumns, lo[r]);
@@ -303,7 +339,7 @@ struct TileOperands {
     const int64_t* a_rows;
     const void* b;
     const int64_t* offsets;
-    const ChannelOutput* out = nullptr;  // the avx512 kernel's last K block: Y written by the tile
+    const ChannelOutput* out = nullptr;  // the f32 kernels' last K block: Y written by the tile
 };
 
 // One tile of `rows` × `cols` over `k` values of K; `accumulate`: onto the sums in `acc` from
@@ -325,9 +361,17 @@ void run_tile(const PackedFloatLayout& l, const TileOperands& t, int rows, int64
             return;
         case FloatGemmKernel::avx2: {
             const F32TileFn fn = pick_f32<F32Avx2>(t.source, rows, 1);
-            for (int p = 0; p < panels; ++p)
+            for (int p = 0; p < panels; ++p) {
+                ChannelOutput panel_out;
+                if (t.out) {  // the panel's columns of Y, its bias and residual
+                    panel_out = *t.out;
+                    panel_out.y += p * kPanel;
+                    if (panel_out.bias) panel_out.bias += p * kPanel;
+                    if (panel_out.residual) panel_out.residual += p * kPanel;
+                }
                 fn(a, t.lda, t.a_rows, b + p * l.panel_step, l.row_step, 0, t.offsets, k,
-                   p + 1 < panels ? static_cast<int>(kPanel) : tail, accumulate, acc + p * kPanel, nullptr);
+                   p + 1 < panels ? static_cast<int>(kPanel) : tail, accumulate, acc + p * kPanel, t.out ? &panel_out : nullptr);
+            }
             return;
         }
         case FloatGemmKernel::amx_bf16:  // whole products only (multiply)
@@ -507,7 +551,8 @@ void multiply(const PackedFloatLayout& l, const void* b, const void* a, int64_t 
         return;
     }
     const Source source = a_rows ? Source::a_offsets : l.row_offsets ? Source::b_offsets : Source::plain;
-    if (l.kernel != FloatGemmKernel::avx512) direct = nullptr;  // the other kernels hand their tiles to the epilogue
+    // The bf16 kernel hands its tiles to the epilogue.
+    if (l.kernel != FloatGemmKernel::avx512 && l.kernel != FloatGemmKernel::avx2) direct = nullptr;
     const size_t element = l.kernel == FloatGemmKernel::avx512_bf16 ? 2 : 4;
     const auto* a_bytes = static_cast<const char*>(a);
     const auto* b_bytes = static_cast<const char*>(b);

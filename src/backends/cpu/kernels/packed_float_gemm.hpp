@@ -101,10 +101,10 @@ struct TileWriter {
     static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc, int64_t ld);
 };
 
-// Y [m, N] (rows `ld` apart) = act(A·B + bias + residual), written by the avx512 f32 tile from
-// its registers (a convolution's epilogue without the trip through the sums in memory and a call
-// per row: 15% of a 64 → 256 1x1 layer's time went to that epilogue). Other kernels hand their
-// tiles to the FloatEpilogue as before, which must compute the same.
+// Y [m, N] (rows `ld` apart) = act(A·B + bias + residual), written by the avx512 and avx2 f32
+// tiles from their registers (a convolution's epilogue without the trip through the sums in
+// memory and a call per row: 15% of a 64 → 256 1x1 layer's time went to that epilogue). Other
+// kernels hand their tiles to the FloatEpilogue as before, which must compute the same.
 struct ChannelOutput {
     float* y;
     int64_t ld;
@@ -120,7 +120,7 @@ void gemm_packed_float(const PackedFloatLayout& layout, const void* b, const voi
 // The same in f32 (avx512 or avx2 kernel, B read in place) with A's rows gathered: A[i, k] is
 // a[a_rows[i] + a_offsets[k]]. A channel-last convolution's patches, read in its image: row i
 // an output position's first input pixel, offset k a tap's pixel and channel from there.
-// With `output`, the avx512 kernel writes Y itself (ChannelOutput).
+// With `output`, the avx512 and avx2 kernels write Y themselves (ChannelOutput).
 void gemm_packed_float_rows(const PackedFloatLayout& layout, const float* b, const float* a, const int64_t* a_rows,
                             const int64_t* a_offsets, int64_t m, FloatEpilogue epilogue, void* state,
                             const ChannelOutput* output = nullptr);
