@@ -176,14 +176,25 @@ __attribute__((always_inline)) inline void depthwise_lines(const float* x, const
             if (fixed && all_rows) {
                 for (int i = 0; i < (fixed ? KH * KW : 1); ++i) held[i] = load<V>(w + i * channels + c);
                 const V first = bias ? load<V>(bias + c) : V{};
-                for (int64_t ow = inner_begin; ow < inner_end; ++ow) {
-                    const float* px = image + (ih0 * aw.in + ow * aw.stride - aw.pad_begin) * channels + c;
-                    V sum = first;
+                // Steps in elements, out of the loop: recomputed from the geometry per tap, they
+                // cost more than the sums (3x3 over 56x56x144 channels at 22 GFLOP/s on a Zen 3 core).
+                const int64_t row_step = ah.dilation * aw.in * channels, tap_step = aw.dilation * channels,
+                              pixel_step = aw.stride * channels;
+                const float* px = image + (ih0 * aw.in + inner_begin * aw.stride - aw.pad_begin) * channels + c;
+                for (int64_t ow = inner_begin; ow < inner_end; ++ow, px += pixel_step) {
+                    // A partial sum per kernel row: KH short chains of FMAs rather than one long one.
+                    V part[KH];
 #pragma GCC unroll 5
-                    for (int kh = 0; kh < KH; ++kh)
+                    for (int kh = 0; kh < KH; ++kh) {
+                        const float* taps = px + kh * row_step;
+                        V sum = kh == 0 ? first : V{};
 #pragma GCC unroll 5
-                        for (int kw = 0; kw < KW; ++kw)
-                            sum += load<V>(px + (kh * ah.dilation * aw.in + kw * aw.dilation) * channels) * held[kh * KW + kw];
+                        for (int kw = 0; kw < KW; ++kw) sum += load<V>(taps + kw * tap_step) * held[kh * KW + kw];
+                        part[kh] = sum;
+                    }
+                    V sum = part[0];
+#pragma GCC unroll 5
+                    for (int kh = 1; kh < KH; ++kh) sum += part[kh];
                     if (residual) sum += load<V>(residual + ow * channels + c);
                     store(out + ow * channels + c, activate(sum, a));
                 }
