@@ -55,6 +55,9 @@ std::vector<Case> indexing_movement_cases() {
     for (const auto& [in, perm] : {std::pair<Shape, Dims>{{3, 17}, {}}, {{2, 3, 4}, {}}, {{2, 3, 4, 5}, {0, 2, 1, 3}},
                                    {{2, 3, 4, 5}, {3, 0, 1, 2}}, {{1, 33, 3}, {2, 0, 1}}, {{5}, {0}},
                                    {{33, 65, 17}, {2, 0, 1}},
+                                   // a CNN's channel-last ends (4-byte values: 4x4 blocks in
+                                   // 16x16 ones, edges past them, batches)
+                                   {{2, 35, 17, 40}, {0, 3, 1, 2}}, {{2, 3, 17, 35}, {0, 2, 3, 1}},
                                    // attention's head split: rows of 8 stay whole, so a GPU moves
                                    // them with vector accesses
                                    {{2, 16, 3, 8}, {0, 2, 1, 3}}}) {

@@ -4,6 +4,7 @@
 // image's channel planes to pixels of contiguous channels (NCHW to NHWC) and back, in the
 // integer convolution and in Transpose.
 #include <emmintrin.h>
+#include <xmmintrin.h>
 
 #include <cstdint>
 
@@ -40,5 +41,8 @@ inline void transpose16x16_bytes(const uint8_t* src, int64_t src_stride, uint8_t
 // to[c * rows + r] = from[r * cols + c]: 16x16 blocks in registers, the edges byte by byte; in
 // parallel over blocks of sixteen columns (transpose_bytes.cpp).
 void transpose_byte_matrix(const uint8_t* from, int64_t rows, int64_t cols, uint8_t* to);
+// The same for 4-byte elements (an f32 CNN's channel-last stretch entered and left), 4x4
+// blocks in SSE registers: the bits are moved, never computed on.
+void transpose_word_matrix(const uint32_t* from, int64_t rows, int64_t cols, uint32_t* to);
 
 }  // namespace infer::cpu
