@@ -262,6 +262,23 @@ TEST_CASE("an FPN's upsampling and sums between its convolutions run channel-las
     check_close(got["y"], want["y"]);
 }
 
+// Sizes of the wrong length reach a channel-last Resize through the Gather that permutes them:
+// the error names the Resize they were for.
+TEST_CASE("a channel-last Resize by sizes of the wrong length is a clear error naming the Resize", "[passes][errors]") {
+    GraphBuilder b("bad_sizes");
+    const Value x = b.input("x", DType::f32, {kDynamic, 8, 12, 12});
+    const Value coarse = b.op1("Conv", {x, b.constant(random_floats({16, 8, 3, 3}, 0.2f, 61))},
+                               {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"strides", std::vector<int64_t>{2, 2}}});
+    const Value lateral = b.op1("Conv", {x, b.constant(random_floats({16, 8, 1, 1}, 0.2f, 62))});
+    const Value three = b.op1("Slice", {b.op1("Shape", {lateral}), b.constant(Tensor::from_vector(std::vector<int64_t>{0}, {1})),
+                                        b.constant(Tensor::from_vector(std::vector<int64_t>{3}, {1}))});
+    const Value up = b.op1("Resize", {coarse, Value{}, Value{}, three}, {{"mode", std::string("nearest")}}, "upsample");
+    b.output("y", b.op1("Conv", {b.op1("Add", {lateral, up}), b.constant(random_floats({4, 16, 1, 1}, 0.2f, 63))}));
+    const Session session(b.build());
+    CHECK_THROWS_WITH(session.run({{"x", random_floats({1, 8, 12, 12}, 1.0f, 64)}}),
+                      Catch::Contains("upsample") && Catch::Contains("out of range"));
+}
+
 // Where every convolution's output goes on to ops kept in planes (SiLU, as EfficientNet's
 // blocks have it), each would need a Transpose in and one out: the f32 forms are not taken.
 TEST_CASE("f32 convolutions stay in planes where the Transposes would outnumber them", "[passes]") {

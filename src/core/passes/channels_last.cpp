@@ -186,7 +186,9 @@ void permute_resize_extents(const Pattern& p, Rewriter& rewriter, NodeIR& form, 
     for (size_t i = 2; i < form.inputs.size(); ++i) {
         const int v = form.inputs[i];
         if (v < 0) continue;
-        const std::string name = rewriter.unique_name(p.graph().values[v].name + "/channels_last");
+        // Named after the Resize: a sizes tensor of the wrong length then fails in a node that
+        // says whose sizes they were.
+        const std::string name = rewriter.unique_name(form.name + (i == 2 ? "/scales" : "/sizes") + "_channels_last");
         if (const Tensor* t = p.constant(v)) {
             if (t->numel() == 0) continue;
             if (t->numel() != 4) return;  // Resize itself reports the wrong count
