@@ -687,6 +687,18 @@ TEST_CASE("Conv then Mul and Add by per-channel constants folds into one convolu
     }
 }
 
+// A Conv of no output channels, scaled: nothing to fold, and the session runs (an empty result).
+TEST_CASE("a Conv with no output channels followed by a Mul is left as it is and runs", "[fusion][errors]") {
+    GraphBuilder b;
+    auto x = b.input("x", DType::f32, {1, 4, 5, 5});
+    auto c = b.op1("Conv", {x, b.constant(Tensor::from_vector(std::vector<float>{}, {0, 4, 3, 3}))});
+    b.output("y", b.mul(c, scalar(b, 2.0f)));
+    Session session(b.build());
+    const Tensor y = session.run({{"x", ramp({1, 4, 5, 5}, 0.01f, 0.0f)}})["y"];
+    CHECK(y.shape() == Shape({1, 0, 3, 3}));
+    CHECK(count_op(session.placement(), "Mul") == 1);
+}
+
 TEST_CASE("Conv followed by a Clip with constant bounds (ReLU6) becomes one FusedConv", "[fusion]") {
     const auto build = [](bool block_fusion, bool computed_bound) {
         GraphBuilder b;

@@ -51,6 +51,7 @@ void fold_conv_affine(Rewriter& rewriter, const PassContext&) {
         if (!w || w->dtype() != DType::f32 || w->rank() < 3 || (has_bias && (!b || b->dtype() != DType::f32)) || !rank)
             continue;
         const int64_t channels = w->shape()[0];
+        if (channels <= 0) continue;  // an empty output has nothing to fold (and no weights per channel)
         std::vector<int> nodes{c};
         int result = y;
         std::vector<float> scale(static_cast<size_t>(channels), 1.0f), shift(static_cast<size_t>(channels), 0.0f);
