@@ -283,7 +283,12 @@ std::vector<Case> fused_cases() {
                                                {{2, 3, 17}, {2, 3, 17}, true, 2},
                                                {{4, 64}, {4, 64}, false, 2},
                                                {{2, 5, 7}, {5, 7}, true, 2},  // Skip broadcasts
-                                               {{16, 768}, {16, 768}, true, 1}}) {
+                                               {{16, 768}, {16, 768}, true, 1},
+                                               // Packs of 4 (CUDA): repeating Skip rows, the
+                                               // longest row one warp holds, and one longer.
+                                               {{2, 4, 8}, {4, 8}, true, 2},
+                                               {{3, 1024}, {3, 1024}, true, 2},
+                                               {{2, 1028}, {2, 1028}, false, 1}}) {
         const int64_t length = s.x[s.x.rank() - 1];
         std::vector<InputSpec> inputs{x("X", s.x), x("Skip", s.skip), x("Scale", {length})};
         if (s.bias) inputs.push_back(x("B", {length}));
