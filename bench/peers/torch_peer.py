@@ -78,11 +78,19 @@ def gpu_run(torch, forward, host_inputs, device, host_memory):
     return run_once
 
 
-def host_inputs_for(torch, arrays, input_names, pinned, dtype=None):
-    """The inputs as host tensors (floating ones in `dtype` when given), page-locked if pinned."""
+def is_image(tensor):
+    """A 4-D floating input: a CNN's batch of images."""
+    return tensor.dim() == 4 and tensor.is_floating_point()
+
+
+def host_inputs_for(torch, arrays, input_names, pinned, dtype=None, channels_last=False):
+    """The inputs as host tensors (floating ones in `dtype` when given, images channel-last when
+    asked), page-locked if pinned."""
     tensors = [torch.from_numpy(arrays[name]) for name in input_names]
     if dtype is not None:
         tensors = [t.to(dtype) if t.is_floating_point() else t for t in tensors]
+    if channels_last:
+        tensors = [t.contiguous(memory_format=torch.channels_last) if is_image(t) else t for t in tensors]
     return [t.pin_memory() for t in tensors] if pinned else tensors
 
 
