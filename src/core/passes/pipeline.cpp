@@ -1,6 +1,9 @@
 #include "core/passes/pipeline.hpp"
 
+#include "core/log.hpp"
 #include "core/ops/op_schema.hpp"
+
+#include <chrono>
 
 namespace infer::detail {
 
@@ -70,9 +73,15 @@ const std::vector<NamedPass>& session_passes() {
 
 std::shared_ptr<const GraphIR> run_pipeline(const GraphIR& graph, const PassContext& context) {
     Rewriter rewriter(std::shared_ptr<const GraphIR>(std::shared_ptr<void>(), &graph));
+    // Timed at debug level: the passes are part of a session's cold start.
+    const bool timed = logger().should_log(spdlog::level::debug);
     for (const NamedPass& pass : session_passes()) {
+        const auto started = std::chrono::steady_clock::now();
         pass.run(rewriter, context);
         rewriter.commit();
+        if (timed)
+            logger().debug("pass {}: {:.1f} ms", pass.name,
+                           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
     }
     return rewriter.result();
 }

@@ -16,6 +16,7 @@
 #include <infer/error.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <tuple>
 
@@ -106,6 +107,31 @@ std::vector<TensorType> declared_types(const GraphIR& graph) {
     return types;
 }
 
+// Debug-level log of how long each phase of planning took.
+class PhaseTimer {
+public:
+    explicit PhaseTimer(bool quiet) : on_(!quiet && logger().should_log(spdlog::level::debug)) {}
+    void lap(const char* phase) {
+        if (!on_) return;
+        const auto now = std::chrono::steady_clock::now();
+        logger().debug("planning: {} in {:.1f} ms", phase, std::chrono::duration<double, std::milli>(now - last_).count());
+        last_ = now;
+        node_last_ = now;
+    }
+    // Names a node that took 2 ms or more to plan (folding a large constant, prepacking).
+    void lap_if_slow(const std::string& node) {
+        if (!on_) return;
+        const auto now = std::chrono::steady_clock::now();
+        const double ms = std::chrono::duration<double, std::milli>(now - node_last_).count();
+        if (ms >= 2.0) logger().debug("planning: node '{}' in {:.1f} ms", node, ms);
+        node_last_ = now;
+    }
+
+private:
+    bool on_;
+    std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now(), node_last_ = last_;
+};
+
 class Planner final : public StructurePlanner {
 public:
     Planner(const GraphIR& graph, const InputSignature& inputs, const SessionOptions& options,
@@ -142,13 +168,21 @@ public:
             }
             set_structure(id, std::move(structure));
         }
-        for (const NodeIR& node : g_.nodes) plan_node(node);
+        // Phases timed at debug level: planning is part of a session's cold start.
+        PhaseTimer timer(estimate_only_);
+        for (const NodeIR& node : g_.nodes) {
+            plan_node(node);
+            timer.lap_if_slow(node.name);
+        }
+        timer.lap("nodes placed, folded and compiled");
         bind_outputs();
         collect_devices();
         plan_memory(*plan_);
         if (!estimate_only_) claim_segments(*plan_, options_);
         estimate_memory();
+        timer.lap("memory planned");
         if (!estimate_only_) upload_constants();
+        timer.lap("constants uploaded");
         return plan_;
     }
 
