@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace infer::detail {
 
@@ -22,6 +23,10 @@ public:
     // find(), else make() and add() (make runs outside the registry's lock; two sessions that
     // miss at once both make the form, and the later one is kept).
     static Tensor find_or_make(const Tensor& source, const std::string& form, const std::function<Tensor()>& make);
+    // The same for a form made from several constants (Q, K and V weights side by side): found
+    // only while every one of them is the same living constant.
+    static Tensor find_or_make(const std::vector<Tensor>& sources, const std::string& form,
+                               const std::function<Tensor()>& make);
     // Forms registered and still alive (for tests).
     static size_t live_forms();
 };

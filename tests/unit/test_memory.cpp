@@ -207,6 +207,23 @@ TEST_CASE("sessions share the derived forms of a constant while one of them hold
     (void)SharedWeights::find_or_make(weight, "doubled", make);
     CHECK(made == 2);
 
+    // A form of several constants is found only for the same living constants, in order.
+    {
+        const Tensor other = Tensor::from_vector(std::vector<float>{5.0f}, {1});
+        auto part = std::make_unique<Tensor>(Tensor::from_vector(std::vector<float>{4.0f}, {1}));
+        const Tensor joined = SharedWeights::find_or_make({weight, *part}, "joined", make);
+        CHECK(made == 3);
+        CHECK(SharedWeights::find_or_make({weight, *part}, "joined", make).buffer() == joined.buffer());
+        CHECK(made == 3);
+        (void)SharedWeights::find_or_make({weight, other}, "joined", make);  // another second part
+        (void)SharedWeights::find_or_make({*part, weight}, "joined", make);  // another order
+        CHECK(made == 5);
+        // A part gone, and a new constant where it was, is not the form's source any more.
+        part = std::make_unique<Tensor>(Tensor::from_vector(std::vector<float>{4.0f}, {1}));
+        (void)SharedWeights::find_or_make({weight, *part}, "joined", make);
+        CHECK(made == 6);
+    }
+
     // The registry holds weak references only: forms made and dropped over and over leave
     // nothing alive behind them.
     const size_t before = SharedWeights::live_forms();
@@ -233,4 +250,37 @@ TEST_CASE("f16 sessions of one graph share their converted weights and outlive e
     CHECK(detail::SharedWeights::live_forms() == before + 1);  // the same one
     first.reset();
     CHECK(second.run(batch)["y"].to_vector<float>() == expected);
+}
+
+TEST_CASE("sessions of one graph share its Q, K and V weights joined into one product", "[memory][session]") {
+    // Self-attention's three projections of x become one product (fuse_qkv) by the weights side
+    // by side: a second session takes the first one's joined weight (and its f16 form) instead
+    // of joining, narrowing and uploading its own.
+    constexpr int64_t kWidth = 8;
+    GraphBuilder b("qkv");
+    auto x = b.input("x", DType::f32, {2, 3, kWidth});
+    float seed = 0.01f;
+    const auto project = [&](Value from) {
+        seed += 0.013f;
+        std::vector<float> w = ramp(kWidth * kWidth, seed), bias = ramp(kWidth, 2 * seed);
+        return b.add(b.matmul(from, b.constant(Tensor::from_vector(w, {kWidth, kWidth}))),
+                     b.constant(Tensor::from_vector(bias, {kWidth})));
+    };
+    auto q = project(x), k = project(x), v = project(x);
+    b.output("y", b.op1("Attention", {q, k, v}, {{"num_heads", int64_t{2}}}));
+    const Graph g = b.build();
+    const Batch batch{{"x", Tensor::from_vector(ramp(2 * 3 * kWidth, 0.05f), {2, 3, kWidth})}};
+    for (Precision precision : {Precision::f32, Precision::f16}) {
+        INFO("precision " << precision_name(precision));
+        const size_t before = detail::SharedWeights::live_forms();
+        auto first = std::make_unique<Session>(g, SessionOptions{.precision = precision});
+        CHECK(first->op_histogram().at("FusedMatMul") == 1);
+        const std::vector<float> expected = first->run(batch)["y"].to_vector<float>();
+        const size_t made = detail::SharedWeights::live_forms();
+        CHECK(made >= before + 2);  // the joined weight and bias (and their f16 forms)
+        Session second(g, {.precision = precision});
+        CHECK(detail::SharedWeights::live_forms() == made);  // nothing new
+        first.reset();
+        CHECK(second.run(batch)["y"].to_vector<float>() == expected);
+    }
 }
