@@ -1,11 +1,12 @@
 #include "core/shared_weights.hpp"
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <cstdint>
 #include <string>
 #include <tuple>
+#include <vector>
 
 namespace infer::detail {
 
