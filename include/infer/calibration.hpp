@@ -9,8 +9,9 @@
 //                                      infer::Calibration::load("model.calibration.json"))});
 //
 // Each product by a weight (the nodes precision int8 quantizes) gets one scale and zero point
-// for its input A, from the range the calibration saw (min-max, or a percentile of |values| that
-// ignores rare outliers); values outside are clamped. The calibration is also the per-layer
+// for its input A, from the range the calibration saw (min-max; a percentile of |values| that
+// ignores rare outliers; or the bound that loses the least information, by entropy); values
+// outside are clamped. The calibration is also the per-layer
 // report: each range carries the error its quantization gave the input on the calibration data,
 // and a product whose error is too large, or which the calibration has no range for, keeps
 // dynamic per-row quantization.
@@ -26,6 +27,11 @@ namespace infer {
 enum class CalibrationMethod {
     min_max,     // the least and greatest value seen
     percentile,  // the range holding `percentile` per cent of the values seen, by magnitude
+    // The magnitude bound whose clipped quantization keeps the distribution of the values seen
+    // closest to itself: the least KL divergence between the histogram of |values| clipped at
+    // the bound and that histogram quantized to the steps int8 gives it (TensorRT's entropy
+    // calibration; one more run over the batches for the histogram).
+    entropy,
 };
 
 struct CalibrationOptions {

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <random>
 
@@ -26,11 +27,53 @@ constexpr const char* kFormat = "infer-calibration/1";
 // however many batches are seen.
 constexpr size_t kSamples = size_t{1} << 16;
 
+// Bins of the entropy method's histogram of |values| over [0, the largest magnitude seen].
+constexpr size_t kHistogramBins = 2048;
+
 struct Observed {
     float low = 0, high = 0;
     std::vector<float> sample;  // percentile: |values|, reservoir-sampled
     uint64_t seen = 0;
+    std::vector<uint64_t> histogram;  // entropy: counts of |values| in kHistogramBins bins
+
+    float magnitude() const { return std::max(-low, high); }
 };
+
+// The entropy method's bound, in bins: of the bounds b from `levels` bins to all of them, the
+// one whose distribution P (the histogram's first b bins, the counts beyond added to the last)
+// differs least from Q (those b bins merged into `levels` steps, as quantization merges them,
+// each step's count spread evenly over its bins that hold any), by KL(P || Q).
+size_t entropy_bound(const std::vector<uint64_t>& histogram, size_t levels) {
+    const size_t bins = histogram.size();
+    std::vector<double> beyond(bins + 1, 0.0);  // counts in bins [b, bins)
+    for (size_t b = bins; b-- > 0;) beyond[b] = beyond[b + 1] + double(histogram[b]);
+    if (beyond[0] == 0 || bins <= levels) return bins;
+    size_t best = bins;
+    double least = std::numeric_limits<double>::infinity();
+    std::vector<double> q(bins);
+    for (size_t b = levels; b <= bins; ++b) {
+        const double inside = beyond[0] - beyond[b];
+        if (inside == 0) continue;
+        for (size_t step = 0; step < levels; ++step) {
+            const size_t first = step * b / levels, last = (step + 1) * b / levels;
+            double count = 0;
+            size_t held = 0;
+            for (size_t i = first; i < last; ++i) count += double(histogram[i]), held += histogram[i] != 0;
+            for (size_t i = first; i < last; ++i) q[i] = histogram[i] != 0 ? count / double(held) : 0.0;
+        }
+        double divergence = 0;
+        for (size_t i = 0; i < b; ++i) {
+            const double p = (double(histogram[i]) + (i + 1 == b ? beyond[b] : 0.0)) / beyond[0];
+            if (p == 0) continue;
+            // A bin that only the clipped counts fill has no mass in Q: charged as if it had one
+            // count's worth, so clipping many values still costs a finite, large divergence.
+            const double qi = std::max(q[i], 1.0) / inside;
+            divergence += p * std::log(p / qi);
+        }
+        if (divergence < least) least = divergence, best = b;
+    }
+    return best;
+}
 
 }  // namespace
 
@@ -88,9 +131,37 @@ Calibration calibrate(const Graph& graph, const std::vector<Batch>& batches, con
             }
         }
     }
+    if (options.method == CalibrationMethod::entropy) {
+        // The histograms need the largest magnitude, known only now: one more run.
+        for (auto& [node, o] : observed) o.histogram.assign(kHistogramBins, 0);
+        for (const Batch& batch : batches) {
+            const Batch outputs = session.run(batch);
+            for (const auto& [node, value] : watched) {
+                const auto it = observed.find(node);
+                if (it == observed.end() || !(it->second.magnitude() > 0)) continue;
+                const std::string& input_name = fused->values[static_cast<size_t>(value)].name;
+                const Tensor t = (extra.count(value) ? outputs[extra[value]] : batch[input_name]).to(Device::CPU).contiguous();
+                Observed& o = it->second;
+                const double per_bin = double(kHistogramBins) / o.magnitude();
+                const float* p = t.data<float>();
+                for (int64_t i = 0, count = t.numel(); i < count; ++i)
+                    if (std::isfinite(p[i]))
+                        ++o.histogram[std::min(kHistogramBins - 1, static_cast<size_t>(std::fabs(p[i]) * per_bin))];
+            }
+        }
+    }
     Calibration calibration;
     for (auto& [node, o] : observed) {
         ActivationRange range{o.low, o.high};
+        if (options.method == CalibrationMethod::entropy && o.magnitude() > 0) {
+            // u8 quantization puts 255 steps over the range: all on the magnitudes of values that
+            // are never negative, about half on each side otherwise.
+            const size_t levels = o.low >= 0 ? 255 : 128;
+            const size_t bins = entropy_bound(o.histogram, levels);
+            const float bound = o.magnitude() * static_cast<float>(bins) / static_cast<float>(kHistogramBins);
+            range.low = std::max(range.low, -bound);
+            range.high = std::min(range.high, bound);
+        }
         if (options.method == CalibrationMethod::percentile && !o.sample.empty()) {
             // The magnitude below which `percentile` per cent of the values lie bounds both sides.
             std::vector<float> magnitudes(o.sample.size());

@@ -219,7 +219,7 @@ TEST_CASE("all-MiniLM-L6-v2 in int8 keeps its embeddings and their similarity ra
     CHECK(check_swaps == 0);
 
     // Static int8: ranges calibrated on 48 texts of the tokenizer corpus (not the sentences
-    // compared), by min-max and by the 99.99th percentile.
+    // compared), by min-max, by the 99.99th percentile and by entropy.
     const auto corpus = read_json(folder / "tokenizer_corpus.json")["cases"];
     std::vector<infer::Batch> calibration_batches;
     for (size_t first = 5; first < 53; first += 16) {
@@ -227,7 +227,8 @@ TEST_CASE("all-MiniLM-L6-v2 in int8 keeps its embeddings and their similarity ra
         for (size_t i = first; i < first + 16; ++i) texts.push_back(corpus.at(i)["text"].get<std::string>());
         calibration_batches.push_back(tokenizer.encode_batch(texts, manifest["max_length"].get<size_t>()));
     }
-    for (const auto method : {infer::CalibrationMethod::min_max, infer::CalibrationMethod::percentile}) {
+    for (const auto method :
+         {infer::CalibrationMethod::min_max, infer::CalibrationMethod::percentile, infer::CalibrationMethod::entropy}) {
         infer::SessionOptions options{.precision = infer::Precision::int8};
         options.calibration = std::make_shared<infer::Calibration>(
             infer::calibrate(graph, calibration_batches, {.method = method}));
@@ -243,11 +244,16 @@ TEST_CASE("all-MiniLM-L6-v2 in int8 keeps its embeddings and their similarity ra
         const std::vector<double> check_gaps = swaps(embed(f32_session, check), embed(static_session, check));
         const size_t swaps_static = check_gaps.size();
         std::cout << "e2e: all-MiniLM-L6-v2 cpu int8 static ("
-                  << (method == infer::CalibrationMethod::min_max ? "min-max" : "percentile")
+                  << (method == infer::CalibrationMethod::min_max      ? "min-max"
+                      : method == infer::CalibrationMethod::percentile ? "percentile"
+                                                                       : "entropy")
                   << "): " << static_products << " of 36 products static (input error at most " << std::setprecision(2)
                   << worst_static << "), least cosine to f32 1 - " << 1 - least << "; embed's check sentences: "
                   << swaps_static << "\n";
-        CHECK(static_products >= 18);  // every Q, K, V and attention output product at least
+        // Min-max and the percentile keep every Q, K, V and attention output product static at
+        // least. Entropy clips more of these activations' outlier channels, so more products
+        // lose over 4% of their input to one range and stay dynamic (14 on 2026-12-07).
+        CHECK(static_products >= (method == infer::CalibrationMethod::entropy ? 12u : 18u));
         CHECK(least >= 0.99);
         // Static ranges move "The girl is carrying a baby." between two unrelated sentences whose
         // f32 similarities to it are -0.105 and -0.109: near ties may change places, nothing else.

@@ -287,11 +287,17 @@ TEST_CASE("static int8: calibrate records each product's input range, and sessio
         found_x = found_x || (range.low == low && range.high == high);
     }
     CHECK(found_x);
-    // The percentile method never widens a range.
-    const Calibration p = calibrate(graph, batches, {.method = CalibrationMethod::percentile, .percentile = 90});
-    for (const auto& [node, range] : p.ranges) {
-        CHECK(range.low >= c.ranges.at(node).low);
-        CHECK(range.high <= c.ranges.at(node).high);
+    // The percentile and entropy methods never widen a range.
+    for (const CalibrationOptions& narrowing : {CalibrationOptions{.method = CalibrationMethod::percentile, .percentile = 90},
+                                                CalibrationOptions{.method = CalibrationMethod::entropy}}) {
+        const Calibration p = calibrate(graph, batches, narrowing);
+        REQUIRE(p.ranges.size() == c.ranges.size());
+        for (const auto& [node, range] : p.ranges) {
+            CHECK(range.low >= c.ranges.at(node).low);
+            CHECK(range.high <= c.ranges.at(node).high);
+            CHECK(range.low <= 0.0f);
+            CHECK(range.high >= 0.0f);
+        }
     }
 
     // Saved and loaded, the same ranges; a session with them differs from dynamic quantization
@@ -326,6 +332,50 @@ TEST_CASE("static int8: calibrate records each product's input range, and sessio
     CHECK_THROWS_AS(Calibration::load(path), InvalidArgument);
     CHECK_THROWS_AS(Calibration::load("no-such-calibration.json"), InvalidArgument);
     std::remove(path.c_str());
+}
+
+TEST_CASE("entropy calibration clips rare outliers and keeps a range without them", "[int8][calibration]") {
+    // x -> x·W: the product's input is x itself, so the calibrated range is x's.
+    const int64_t k = 16;
+    GraphBuilder b;
+    auto x = b.input("x", DType::f32, {kDynamic, k});
+    b.output("y", b.matmul(x, b.constant(random_floats({k, 4}, 0.5f, 31))));
+    const Graph graph = b.build();
+    const auto range_of = [&](const std::vector<Batch>& batches) {
+        const Calibration c = calibrate(graph, batches, {.method = CalibrationMethod::entropy});
+        REQUIRE(c.ranges.size() == 1);
+        return c.ranges.begin()->second;
+    };
+    // Normal values (a deviation of 1) and one value in 10 000 at ±100: min-max would spend
+    // the 255 steps on ±100, a step of 0.8, coarser than most values; entropy clips them.
+    std::mt19937 rng(41);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<Batch> with_outliers;
+    for (int batch = 0; batch < 4; ++batch) {
+        std::vector<float> v(2500 * k);
+        for (size_t i = 0; i < v.size(); ++i) v[i] = i % 10000 == 7 ? (batch % 2 ? 100.0f : -100.0f) : normal(rng);
+        with_outliers.push_back({{"x", Tensor::from_vector(v, {2500, k})}});
+    }
+    const ActivationRange clipped = range_of(with_outliers);
+    INFO("entropy range [" << clipped.low << ", " << clipped.high << "]");
+    CHECK(clipped.high < 20.0f);
+    CHECK(clipped.low > -20.0f);
+    CHECK(clipped.high > 3.0f);  // the bulk of the normal values stays inside
+    CHECK(clipped.low < -3.0f);
+    // Uniform values in [0, 1] (the range of one side only): nothing to clip, the range stays
+    // near the largest value.
+    std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+    std::vector<float> u(4000 * k);
+    for (float& v : u) v = uniform(rng);
+    const ActivationRange kept = range_of({{{"x", Tensor::from_vector(u, {4000, k})}}});
+    INFO("uniform range [" << kept.low << ", " << kept.high << "]");
+    CHECK(kept.low == 0.0f);
+    CHECK(kept.high > 0.9f);
+    CHECK(kept.high <= 1.0f);
+    // Its steps are a tenth of min-max's or finer (the report's error counts the clipped
+    // outliers too, so it is larger: half of these values' energy is in the outliers).
+    const ActivationRange widest = calibrate(graph, with_outliers).ranges.begin()->second;
+    CHECK((clipped.high - clipped.low) * 10 < widest.high - widest.low);
 }
 
 TEST_CASE("precision int8 on a device without int8 kernels is a clear error, and the process carries on", "[int8][errors]") {
