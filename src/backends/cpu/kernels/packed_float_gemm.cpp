@@ -213,7 +213,8 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) void tile_bf16(const uint
 // short panel (not `whole`) masked (mask_lo, mask_hi). Whole panels take plain loads and
 // stores: a masked store is microcoded on AMD's cores. Inlined: passing the accumulators to a
 // call takes their address, and the K loop then kept them in memory.
-template <int R>
+// Halves = 1: a half panel (8 columns or fewer), `lo` alone; `whole` then means all 8 present.
+template <int R, int Halves = 2>
 __attribute__((target("avx2,fma"), always_inline)) inline void store_outputs_avx2(const __m256 (&lo)[R], const __m256 (&hi)[R],
                                                                                  const ChannelOutput& out, bool whole,
                                                                                  __m256i mask_lo, __m256i mask_hi) {
@@ -238,7 +239,8 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_outputs_avx
         const float* residual = out.residual ? out.residual + r * out.ld : nullptr;
         float* y = out.y + r * out.ld;
         finish(lo[r], out.bias, residual, y, mask_lo);
-        finish(hi[r], out.bias ? out.bias + 8 : nullptr, residual ? residual + 8 : nullptr, y + 8, mask_hi);
+        if constexpr (Halves == 2)
+            finish(hi[r], out.bias ? out.bias + 8 : nullptr, residual ? residual + 8 : nullptr, y + 8, mask_hi);
     }
 }
 
@@ -282,6 +284,35 @@ __attribute__((target("avx2,fma"))) void tile_f32_avx2(const float* a, int64_t l
     }
 }
 
+// ---- f32, AVX2, a last panel of 8 columns or fewer (MobileNetV2's and EfficientNet's 24- and
+// 40-channel layers end in one): one ymm accumulator per row, so no FMA, load or store is spent
+// on the empty upper half, and 8 columns exactly need no mask (masked loads and stores are slow
+// microcode on AMD's cores).
+template <int R, Source S>
+__attribute__((target("avx2,fma"))) void tile_f32_avx2_half(const float* a, int64_t lda, const int64_t* a_rows, const float* b,
+                                                             int64_t ldb, int64_t, const int64_t* offsets, int64_t steps,
+                                                             int tail, bool accumulate, float* acc, const ChannelOutput* out) {
+    const float* rows[R];
+    a_rows_of<R, S>(a, lda, a_rows, rows);
+    __m256 lo[R];
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) lo[r] = accumulate ? _mm256_loadu_ps(acc + r * kFloatTileColumns) : _mm256_setzero_ps();
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail), lane);
+    const bool whole = tail == 8;
+    for (int64_t k = 0; k < steps; ++k) {
+        const float* row = row_of<S>(b, ldb, offsets, k);
+        const int64_t column = a_column<S>(offsets, k);
+        const __m256 w = whole ? _mm256_loadu_ps(row) : _mm256_maskload_ps(row, mask);
+#pragma GCC unroll 6
+        for (int r = 0; r < R; ++r) lo[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(rows[r] + column), w, lo[r]);
+    }
+    if (out) return store_outputs_avx2<R, 1>(lo, lo, *out, whole, mask, mask);
+    // The sums' upper half is never read (the caller takes `tail` columns).
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) _mm256_storeu_ps(acc + r * kFloatTileColumns, lo[r]);
+}
+
 // Run-time rows and panels to the template instance that keeps them in registers.
 template <class Fn, template <int, int> class Tile, int R = 1>
 Fn pick(int rows, int panels) {
@@ -311,6 +342,13 @@ struct F32Avx2 {
     template <int R, int P>
     struct Tile {
         static constexpr auto fn = &tile_f32_avx2<R, S>;
+    };
+};
+template <Source S>
+struct F32Avx2Half {
+    template <int R, int P>
+    struct Tile {
+        static constexpr auto fn = &tile_f32_avx2_half<R, S>;
     };
 };
 using F32TileFn = void (*)(const float*, int64_t, const int64_t*, const float*, int64_t, int64_t, const int64_t*, int64_t, int,
@@ -361,6 +399,7 @@ void run_tile(const PackedFloatLayout& l, const TileOperands& t, int rows, int64
             return;
         case FloatGemmKernel::avx2: {
             const F32TileFn fn = pick_f32<F32Avx2>(t.source, rows, 1);
+            const F32TileFn half = tail <= 8 ? pick_f32<F32Avx2Half>(t.source, rows, 1) : fn;
             for (int p = 0; p < panels; ++p) {
                 ChannelOutput panel_out;
                 if (t.out) {  // the panel's columns of Y, its bias and residual
@@ -369,8 +408,9 @@ void run_tile(const PackedFloatLayout& l, const TileOperands& t, int rows, int64
                     if (panel_out.bias) panel_out.bias += p * kPanel;
                     if (panel_out.residual) panel_out.residual += p * kPanel;
                 }
-                fn(a, t.lda, t.a_rows, b + p * l.panel_step, l.row_step, 0, t.offsets, k,
-                   p + 1 < panels ? static_cast<int>(kPanel) : tail, accumulate, acc + p * kPanel, t.out ? &panel_out : nullptr);
+                (p + 1 < panels ? fn : half)(a, t.lda, t.a_rows, b + p * l.panel_step, l.row_step, 0, t.offsets, k,
+                                             p + 1 < panels ? static_cast<int>(kPanel) : tail, accumulate, acc + p * kPanel,
+                                             t.out ? &panel_out : nullptr);
             }
             return;
         }
