@@ -249,7 +249,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_outputs_avx
 // as the avx512 one does (a small-K 1x1 layer spent as long passing its sums through memory to
 // the epilogue as computing them: MobileNetV2's expansions, K = 16 to 160).
 template <int R, Source S>
-__attribute__((target("avx2,fma"))) void tile_f32_avx2(const float* a, int64_t lda, const int64_t* a_rows, const float* b,
+__attribute__((target("avx2,fma"), always_inline)) inline void tile_f32_avx2(const float* a, int64_t lda, const int64_t* a_rows, const float* b,
                                                         int64_t ldb, int64_t, const int64_t* offsets, int64_t steps, int tail,
                                                         bool accumulate, float* acc, const ChannelOutput* out) {
     const float* rows[R];
@@ -289,7 +289,7 @@ __attribute__((target("avx2,fma"))) void tile_f32_avx2(const float* a, int64_t l
 // on the empty upper half, and 8 columns exactly need no mask (masked loads and stores are slow
 // microcode on AMD's cores).
 template <int R, Source S>
-__attribute__((target("avx2,fma"))) void tile_f32_avx2_half(const float* a, int64_t lda, const int64_t* a_rows, const float* b,
+__attribute__((target("avx2,fma"), always_inline)) inline void tile_f32_avx2_half(const float* a, int64_t lda, const int64_t* a_rows, const float* b,
                                                              int64_t ldb, int64_t, const int64_t* offsets, int64_t steps,
                                                              int tail, bool accumulate, float* acc, const ChannelOutput* out) {
     const float* rows[R];
@@ -311,6 +311,34 @@ __attribute__((target("avx2,fma"))) void tile_f32_avx2_half(const float* a, int6
     // The sums' upper half is never read (the caller takes `tail` columns).
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) _mm256_storeu_ps(acc + r * kFloatTileColumns, lo[r]);
+}
+
+// R rows × every panel of a tile of columns in one call, the last panel (`tail` columns) as a
+// half tile when it has 8 or fewer: a small-K 1x1 layer (MobileNetV2's K = 16 and 24
+// expansions) spent a sixth of its time in a call and its setup per 16 columns.
+template <int R, Source S>
+__attribute__((target("avx2,fma"))) void panels_f32_avx2(const float* a, int64_t lda, const int64_t* a_rows, const float* b,
+                                                          int64_t ldb, int64_t panel_step, const int64_t* offsets,
+                                                          int64_t steps, int panels, int tail, bool accumulate, float* acc,
+                                                          const ChannelOutput* out) {
+    for (int p = 0; p < panels; ++p) {
+        ChannelOutput panel_out;
+        if (out) {  // the panel's columns of Y, its bias and residual
+            panel_out = *out;
+            panel_out.y += p * kPanel;
+            if (panel_out.bias) panel_out.bias += p * kPanel;
+            if (panel_out.residual) panel_out.residual += p * kPanel;
+        }
+        const float* bp = b + p * panel_step;
+        float* ap = acc + p * kPanel;
+        const ChannelOutput* o = out ? &panel_out : nullptr;
+        if (p + 1 < panels)
+            tile_f32_avx2<R, S>(a, lda, a_rows, bp, ldb, 0, offsets, steps, static_cast<int>(kPanel), accumulate, ap, o);
+        else if (tail <= 8)
+            tile_f32_avx2_half<R, S>(a, lda, a_rows, bp, ldb, 0, offsets, steps, tail, accumulate, ap, o);
+        else
+            tile_f32_avx2<R, S>(a, lda, a_rows, bp, ldb, 0, offsets, steps, tail, accumulate, ap, o);
+    }
 }
 
 // Run-time rows and panels to the template instance that keeps them in registers.
@@ -341,19 +369,25 @@ template <Source S>
 struct F32Avx2 {
     template <int R, int P>
     struct Tile {
-        static constexpr auto fn = &tile_f32_avx2<R, S>;
-    };
-};
-template <Source S>
-struct F32Avx2Half {
-    template <int R, int P>
-    struct Tile {
-        static constexpr auto fn = &tile_f32_avx2_half<R, S>;
+        static constexpr auto fn = &panels_f32_avx2<R, S>;
     };
 };
 using F32TileFn = void (*)(const float*, int64_t, const int64_t*, const float*, int64_t, int64_t, const int64_t*, int64_t, int,
                            bool, float*, const ChannelOutput*);
 using Bf16TileFn = void (*)(const uint16_t*, int64_t, const uint16_t*, int64_t, int64_t, bool, float*);
+
+using F32PanelsFn = void (*)(const float*, int64_t, const int64_t*, const float*, int64_t, int64_t, const int64_t*, int64_t,
+                             int, int, bool, float*, const ChannelOutput*);
+
+// The avx2 instance for a source and a number of rows (its panels are a run-time count).
+F32PanelsFn pick_panels_avx2(Source s, int rows) {
+    switch (s) {
+        case Source::plain: return pick<F32PanelsFn, F32Avx2<Source::plain>::template Tile>(rows, 1);
+        case Source::b_offsets: return pick<F32PanelsFn, F32Avx2<Source::b_offsets>::template Tile>(rows, 1);
+        case Source::a_offsets: return pick<F32PanelsFn, F32Avx2<Source::a_offsets>::template Tile>(rows, 1);
+    }
+    return nullptr;
+}
 
 // The f32 tile instance for a source and shape.
 template <template <Source> class Kernel>
@@ -397,23 +431,10 @@ void run_tile(const PackedFloatLayout& l, const TileOperands& t, int rows, int64
             pick<Bf16TileFn, Bf16Avx512>(rows, panels)(static_cast<const uint16_t*>(t.a), t.lda,
                                                        static_cast<const uint16_t*>(t.b), l.panel_step, k, accumulate, acc);
             return;
-        case FloatGemmKernel::avx2: {
-            const F32TileFn fn = pick_f32<F32Avx2>(t.source, rows, 1);
-            const F32TileFn half = tail <= 8 ? pick_f32<F32Avx2Half>(t.source, rows, 1) : fn;
-            for (int p = 0; p < panels; ++p) {
-                ChannelOutput panel_out;
-                if (t.out) {  // the panel's columns of Y, its bias and residual
-                    panel_out = *t.out;
-                    panel_out.y += p * kPanel;
-                    if (panel_out.bias) panel_out.bias += p * kPanel;
-                    if (panel_out.residual) panel_out.residual += p * kPanel;
-                }
-                (p + 1 < panels ? fn : half)(a, t.lda, t.a_rows, b + p * l.panel_step, l.row_step, 0, t.offsets, k,
-                                             p + 1 < panels ? static_cast<int>(kPanel) : tail, accumulate, acc + p * kPanel,
-                                             t.out ? &panel_out : nullptr);
-            }
+        case FloatGemmKernel::avx2:
+            pick_panels_avx2(t.source, rows)(a, t.lda, t.a_rows, b, l.row_step, l.panel_step, t.offsets, k, panels, tail,
+                                             accumulate, acc, t.out);
             return;
-        }
         case FloatGemmKernel::amx_bf16:  // whole products only (multiply)
         case FloatGemmKernel::blas: break;
     }
