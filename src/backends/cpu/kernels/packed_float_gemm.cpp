@@ -249,9 +249,10 @@ __attribute__((target("avx2,fma"), always_inline)) inline void store_outputs_avx
 // as the avx512 one does (a small-K 1x1 layer spent as long passing its sums through memory to
 // the epilogue as computing them: MobileNetV2's expansions, K = 16 to 160).
 template <int R, Source S>
-__attribute__((target("avx2,fma"), always_inline)) inline void tile_f32_avx2(const float* a, int64_t lda, const int64_t* a_rows, const float* b,
-                                                        int64_t ldb, int64_t, const int64_t* offsets, int64_t steps, int tail,
-                                                        bool accumulate, float* acc, const ChannelOutput* out) {
+__attribute__((target("avx2,fma"), always_inline)) inline void tile_f32_avx2(const float* a, int64_t lda, const int64_t* a_rows,
+                                                                            const float* b, int64_t ldb, const int64_t* offsets,
+                                                                            int64_t steps, int tail, bool accumulate, float* acc,
+                                                                            const ChannelOutput* out) {
     const float* rows[R];
     a_rows_of<R, S>(a, lda, a_rows, rows);
     __m256 lo[R], hi[R];
@@ -289,9 +290,11 @@ __attribute__((target("avx2,fma"), always_inline)) inline void tile_f32_avx2(con
 // on the empty upper half, and 8 columns exactly need no mask (masked loads and stores are slow
 // microcode on AMD's cores).
 template <int R, Source S>
-__attribute__((target("avx2,fma"), always_inline)) inline void tile_f32_avx2_half(const float* a, int64_t lda, const int64_t* a_rows, const float* b,
-                                                             int64_t ldb, int64_t, const int64_t* offsets, int64_t steps,
-                                                             int tail, bool accumulate, float* acc, const ChannelOutput* out) {
+__attribute__((target("avx2,fma"), always_inline)) inline void tile_f32_avx2_half(const float* a, int64_t lda,
+                                                                                 const int64_t* a_rows, const float* b,
+                                                                                 int64_t ldb, const int64_t* offsets,
+                                                                                 int64_t steps, int tail, bool accumulate,
+                                                                                 float* acc, const ChannelOutput* out) {
     const float* rows[R];
     a_rows_of<R, S>(a, lda, a_rows, rows);
     __m256 lo[R];
@@ -333,11 +336,11 @@ __attribute__((target("avx2,fma"))) void panels_f32_avx2(const float* a, int64_t
         float* ap = acc + p * kPanel;
         const ChannelOutput* o = out ? &panel_out : nullptr;
         if (p + 1 < panels)
-            tile_f32_avx2<R, S>(a, lda, a_rows, bp, ldb, 0, offsets, steps, static_cast<int>(kPanel), accumulate, ap, o);
+            tile_f32_avx2<R, S>(a, lda, a_rows, bp, ldb, offsets, steps, static_cast<int>(kPanel), accumulate, ap, o);
         else if (tail <= 8)
-            tile_f32_avx2_half<R, S>(a, lda, a_rows, bp, ldb, 0, offsets, steps, tail, accumulate, ap, o);
+            tile_f32_avx2_half<R, S>(a, lda, a_rows, bp, ldb, offsets, steps, tail, accumulate, ap, o);
         else
-            tile_f32_avx2<R, S>(a, lda, a_rows, bp, ldb, 0, offsets, steps, tail, accumulate, ap, o);
+            tile_f32_avx2<R, S>(a, lda, a_rows, bp, ldb, offsets, steps, tail, accumulate, ap, o);
     }
 }
 
