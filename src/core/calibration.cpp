@@ -106,13 +106,18 @@ Calibration calibrate(const Graph& graph, const std::vector<Batch>& batches, con
     session_options.threads = options.threads;
     const Session session(Graph(fused), session_options);
 
+    // A watched value of one run, on the host: an extra output, or the batch's own input.
+    const auto watched_value = [&](const Batch& batch, const Batch& outputs, int value) {
+        const std::string& input_name = fused->values[static_cast<size_t>(value)].name;
+        return (extra.count(value) ? outputs[extra[value]] : batch[input_name]).to(Device::CPU).contiguous();
+    };
+
     std::map<std::string, Observed> observed;
     std::mt19937_64 rng(20261204);
     for (const Batch& batch : batches) {
         const Batch outputs = session.run(batch);
         for (const auto& [node, value] : watched) {
-            const std::string& input_name = fused->values[static_cast<size_t>(value)].name;
-            const Tensor t = (extra.count(value) ? outputs[extra[value]] : batch[input_name]).to(Device::CPU).contiguous();
+            const Tensor t = watched_value(batch, outputs, value);
             if (t.dtype() != DType::f32) continue;
             Observed& o = observed[node];
             const float* p = t.data<float>();
@@ -139,8 +144,7 @@ Calibration calibrate(const Graph& graph, const std::vector<Batch>& batches, con
             for (const auto& [node, value] : watched) {
                 const auto it = observed.find(node);
                 if (it == observed.end() || !(it->second.magnitude() > 0)) continue;
-                const std::string& input_name = fused->values[static_cast<size_t>(value)].name;
-                const Tensor t = (extra.count(value) ? outputs[extra[value]] : batch[input_name]).to(Device::CPU).contiguous();
+                const Tensor t = watched_value(batch, outputs, value);
                 Observed& o = it->second;
                 const double per_bin = double(kHistogramBins) / o.magnitude();
                 const float* p = t.data<float>();
@@ -182,8 +186,7 @@ Calibration calibrate(const Graph& graph, const std::vector<Batch>& batches, con
         for (const auto& [node, value] : watched) {
             const auto it = calibration.ranges.find(node);
             if (it == calibration.ranges.end()) continue;
-            const std::string& input_name = fused->values[static_cast<size_t>(value)].name;
-            const Tensor t = (extra.count(value) ? outputs[extra[value]] : batch[input_name]).to(Device::CPU).contiguous();
+            const Tensor t = watched_value(batch, outputs, value);
             const float low = it->second.low, high = it->second.high;
             const double scale = high > low ? (double(high) - low) / 255.0 : 1.0;
             const double zero = std::nearbyint(-low / scale);

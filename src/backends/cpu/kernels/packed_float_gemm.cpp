@@ -382,23 +382,14 @@ using Bf16TileFn = void (*)(const uint16_t*, int64_t, const uint16_t*, int64_t, 
 using F32PanelsFn = void (*)(const float*, int64_t, const int64_t*, const float*, int64_t, int64_t, const int64_t*, int64_t,
                              int, int, bool, float*, const ChannelOutput*);
 
-// The avx2 instance for a source and a number of rows (its panels are a run-time count).
-F32PanelsFn pick_panels_avx2(Source s, int rows) {
+// The f32 instance of a kernel for a source and shape (Fn: its function type; the avx2 kernel
+// takes its panels as a run-time count).
+template <class Fn, template <Source> class Kernel>
+Fn pick_f32(Source s, int rows, int panels) {
     switch (s) {
-        case Source::plain: return pick<F32PanelsFn, F32Avx2<Source::plain>::template Tile>(rows, 1);
-        case Source::b_offsets: return pick<F32PanelsFn, F32Avx2<Source::b_offsets>::template Tile>(rows, 1);
-        case Source::a_offsets: return pick<F32PanelsFn, F32Avx2<Source::a_offsets>::template Tile>(rows, 1);
-    }
-    return nullptr;
-}
-
-// The f32 tile instance for a source and shape.
-template <template <Source> class Kernel>
-F32TileFn pick_f32(Source s, int rows, int panels) {
-    switch (s) {
-        case Source::plain: return pick<F32TileFn, Kernel<Source::plain>::template Tile>(rows, panels);
-        case Source::b_offsets: return pick<F32TileFn, Kernel<Source::b_offsets>::template Tile>(rows, panels);
-        case Source::a_offsets: return pick<F32TileFn, Kernel<Source::a_offsets>::template Tile>(rows, panels);
+        case Source::plain: return pick<Fn, Kernel<Source::plain>::template Tile>(rows, panels);
+        case Source::b_offsets: return pick<Fn, Kernel<Source::b_offsets>::template Tile>(rows, panels);
+        case Source::a_offsets: return pick<Fn, Kernel<Source::a_offsets>::template Tile>(rows, panels);
     }
     return nullptr;
 }
@@ -427,16 +418,16 @@ void run_tile(const PackedFloatLayout& l, const TileOperands& t, int rows, int64
     const auto* b = static_cast<const float*>(t.b);
     switch (l.kernel) {
         case FloatGemmKernel::avx512:
-            pick_f32<F32Avx512>(t.source, rows, panels)(a, t.lda, t.a_rows, b, l.row_step, l.panel_step, t.offsets, k, tail,
-                                                        accumulate, acc, t.out);
+            pick_f32<F32TileFn, F32Avx512>(t.source, rows, panels)(a, t.lda, t.a_rows, b, l.row_step, l.panel_step,
+                                                                   t.offsets, k, tail, accumulate, acc, t.out);
             return;
         case FloatGemmKernel::avx512_bf16:
             pick<Bf16TileFn, Bf16Avx512>(rows, panels)(static_cast<const uint16_t*>(t.a), t.lda,
                                                        static_cast<const uint16_t*>(t.b), l.panel_step, k, accumulate, acc);
             return;
         case FloatGemmKernel::avx2:
-            pick_panels_avx2(t.source, rows)(a, t.lda, t.a_rows, b, l.row_step, l.panel_step, t.offsets, k, panels, tail,
-                                             accumulate, acc, t.out);
+            pick_f32<F32PanelsFn, F32Avx2>(t.source, rows, 1)(a, t.lda, t.a_rows, b, l.row_step, l.panel_step, t.offsets, k,
+                                                               panels, tail, accumulate, acc, t.out);
             return;
         case FloatGemmKernel::amx_bf16:  // whole products only (multiply)
         case FloatGemmKernel::blas: break;
