@@ -94,7 +94,7 @@ nlohmann::json results_json(const Graph& graph, const ModelInfo& model, const Sw
             {"throughput_per_s", m.throughput_per_s},
             {"breakdown_ms", {{"h2d", m.h2d_ms}, {"compute", m.compute_ms}, {"d2h", m.d2h_ms}}},
             {"cold_start_ms", r.cold_start_ms},
-            {"cold_start_includes_runtime_init", r.cold_start_includes_runtime_init},
+            {"runtime_start_ms", r.runtime_start_ms ? nlohmann::json(*r.runtime_start_ms) : nlohmann::json(nullptr)},
             {"memory_bytes", {{"weights", r.memory.weights_bytes}, {"activations", r.memory.activations_bytes},
                               {"workspace", r.memory.workspace_bytes}}},
             {"gpu_busy_fraction", r.series.device.is_cpu() ? nlohmann::json(nullptr)
@@ -167,6 +167,12 @@ std::string results_table(const nlohmann::json& document) {
             out += "\n";
         }
     }
+    for (const auto& m : document["measurements"])
+        if (m.contains("runtime_start_ms") && !m["runtime_start_ms"].is_null()) {
+            std::snprintf(line, sizeof line, "%s: runtime started in %.1f ms before its first series (not in its cold start)\n",
+                          m["device"].get<std::string>().c_str(), m["runtime_start_ms"].get<double>());
+            out += line;
+        }
     for (const auto& note : document["notes"]) out += "note: " + note.get<std::string>() + "\n";
     out += "recommendation: " + document["recommendation"].get<std::string>() + "\n";
     return out;

@@ -32,7 +32,9 @@ struct Record {
     int64_t batch = 1;
     Measurement measurement;
     double cold_start_ms = 0;
-    bool cold_start_includes_runtime_init = false;  // the first session on this device type
+    // Starting the device's runtime before this series, if it was the first on its device
+    // (context, stream, memory pool, BLAS handles); not part of cold_start_ms.
+    std::optional<double> runtime_start_ms;
     MemoryEstimate memory;
     size_t fallback_nodes = 0;
     std::optional<Accuracy> accuracy;  // against the CPU's f32 outputs; none for f32 points
