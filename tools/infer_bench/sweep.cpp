@@ -37,7 +37,7 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 // Starts `device`'s runtime with a small product run once: the CUDA context, the backend's
 // stream, memory pool and BLAS handles are made once per process, and were charged to whichever
 // series came first, so that f16 and f32 cold starts compared differently in each order
-// (DistilBERT on an H100: f16 1.62x f32 when it went first, 1.18-1.37x when second). Returns the ms.
+// (DistilBERT on an H100: f16 took 1.18x to 1.62x f32 between runs and orders). Returns the ms.
 double start_runtime(const Device& device) {
     GraphBuilder b("runtime_start");
     auto x = b.input("x", DType::f32, Shape({2, 16}));
