@@ -90,11 +90,14 @@ struct Job {
     }
 };
 
+std::atomic<int64_t> g_pools_made{0};  // thread_pools_made()
+
 }  // namespace
 
 class ThreadPool {
 public:
     explicit ThreadPool(int threads) : threads_(threads) {
+        g_pools_made.fetch_add(1);
         for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { serve(); });
     }
     ~ThreadPool() {
@@ -232,6 +235,8 @@ UsePool::UsePool(ThreadPool* pool) : previous_(std::exchange(t_pool, pool)) {}
 UsePool::~UsePool() { t_pool = previous_; }
 
 int pool_thread_count() { return current_pool()->threads(); }
+
+int64_t thread_pools_made() { return g_pools_made.load(); }
 
 void parallel_for_range(int64_t count, int64_t grain, RangeBody run, void* body) {
     if (count <= 0) return;

@@ -30,6 +30,10 @@ private:
 // Threads the calling thread's loops use, the caller included.
 int pool_thread_count();
 
+// Pools made so far in this process (tests: making one starts its threads, so none should be
+// made per kernel of a plan).
+int64_t thread_pools_made();
+
 using RangeBody = void (*)(void* body, int64_t begin, int64_t end);
 void parallel_for_range(int64_t count, int64_t grain, RangeBody run, void* body);
 
