@@ -34,22 +34,26 @@ double ms_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Starts `device`'s runtime with a small product run once: the CUDA context, the backend's
-// stream, memory pool and BLAS handles are made once per process, and were charged to whichever
-// series came first, so that f16 and f32 cold starts compared differently in each order
-// (DistilBERT on an H100: f16 took 1.18x to 1.62x f32 between runs and orders). Returns the ms.
+// Starts `device`'s runtime with a small product and bias run once: the CUDA context, the
+// backend's stream, memory pool and cuBLAS(Lt) are started once per process (cuBLASLt's first
+// product alone took 80-140 ms on an H100), and were charged to whichever series came first, so
+// that f16 and f32 cold starts compared differently in each order (DistilBERT: f16 took 1.18x to
+// 1.62x f32 between runs and orders). 64 rows: fewer take our own kernel for few rows, not
+// cuBLASLt. Returns the ms.
 double start_runtime(const Device& device) {
+    constexpr int64_t rows = 64, width = 64;
     GraphBuilder b("runtime_start");
-    auto x = b.input("x", DType::f32, Shape({2, 16}));
-    auto w = b.constant(Tensor::from_vector(std::vector<float>(256, 0.5f), Shape({16, 16})), "w");
-    b.output("y", b.matmul(x, w));
+    auto x = b.input("x", DType::f32, Shape({rows, width}));
+    auto w = b.constant(Tensor::from_vector(std::vector<float>(width * width, 0.5f), Shape({width, width})), "w");
+    auto bias = b.constant(Tensor::from_vector(std::vector<float>(width, 1.0f), Shape({width})), "bias");
+    b.output("y", b.add(b.matmul(x, w), bias));
     const Graph graph = b.build();
     SessionOptions session_options;
     session_options.device = device;
     const auto start = std::chrono::steady_clock::now();
     Session session(graph, session_options);
     Batch inputs;
-    inputs.set("x", Tensor::from_vector(std::vector<float>(32, 1.0f), Shape({2, 16})));
+    inputs.set("x", Tensor::from_vector(std::vector<float>(rows * width, 1.0f), Shape({rows, width})));
     (void)session.run(inputs).at("y").to(Device::CPU);
     return ms_since(start);
 }

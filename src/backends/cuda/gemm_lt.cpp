@@ -5,10 +5,9 @@
 // Descriptors are initialized on the stack (no allocation); what costs is the choice of
 // algorithm, which is cached per problem: shape, types, transposes and pointer alignments (the
 // heuristic picks kernels for the alignments it is told about). The heuristic's first choice is
-// not always the fastest, least of all for the small products of batch-1 transformers (a few
-// dozen tiles on a hundred-odd multiprocessors, where split-K variants win), so the first time
-// a problem comes, outside a graph capture, its first few candidates are timed on the stream
-// and the fastest is kept. INFER_GEMM_TUNING=off keeps the heuristic's first choice.
+// not always the fastest, so the first time a large problem comes, outside a graph capture, its
+// first few candidates are timed on the stream and the fastest is kept (kTunedMultiplyAdds says
+// which are large). INFER_GEMM_TUNING=off keeps the heuristic's first choice for all.
 #include "backends/cuda/gemm_lt.hpp"
 
 #include "core/log.hpp"
@@ -118,6 +117,13 @@ std::string sizes(int64_t m, int64_t n, int64_t k) {
 
 // Candidates timed per problem, and runs per candidate (after one untimed).
 constexpr int kCandidates = 8, kTimedRuns = 3;
+
+// Products smaller than this many multiply-adds keep the heuristic's first choice. Timing paid
+// off only at large ones (DistilBERT's products at batch 512: 10.06 ms with the timed choice,
+// 10.44 with the first); at batch 1 and sequence 128 (128 rows, at most 0.3 G multiply-adds) the
+// timed choices ran no faster end to end (f16 batch 1 0.266-0.269 ms with them, 0.264-0.265
+// without, H100), while timing them took 70-100 ms of an f16 session's first run.
+constexpr double kTunedMultiplyAdds = double(int64_t{1} << 30);
 
 bool tuning_enabled() {
     static const bool enabled = [] {
@@ -239,7 +245,8 @@ bool gemm_bias_epilogue(const Launch& l, DType type, int64_t m, int64_t n, int64
         set(l, pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, problem.align_y);
         // Timed only where the trials cannot change the result (an addend in Y's own memory
         // would be added again at each) and the stream is not being captured into a graph.
-        const bool tune = tuning_enabled() && addend != y && !capturing(l.handle());
+        const bool tune = tuning_enabled() && addend != y && !capturing(l.handle()) &&
+                          double(m) * double(n) * double(k) >= kTunedMultiplyAdds;
         cublasLtMatmulHeuristicResult_t results[kCandidates]{};
         int found = 0;
         const auto chosen_from = std::chrono::steady_clock::now();
