@@ -15,6 +15,7 @@
 #include <cublasLt.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -179,8 +180,9 @@ cublasLtMatmulAlgo_t fastest(const LtCall& call, const cublasLtMatmulHeuristicRe
     }
     // What tuning buys (the heuristic's first choice against the fastest) and costs is in the
     // debug log: it is part of an f16 session's first run.
-    detail::logger().debug("cuBLASLt tuning: {} candidates, first {:.1f} us, fastest #{} {:.1f} us a run",
-                           count, first_ms * 1000 / kTimedRuns, best, best_ms * 1000 / kTimedRuns);
+    const auto us_a_run = [](float ms) { return ms < 0 ? std::nan("") : ms * 1000.0 / kTimedRuns; };
+    detail::logger().debug("cuBLASLt tuning: {} candidates, first {:.1f} us, fastest #{} {:.1f} us a run", count,
+                           us_a_run(first_ms), best, us_a_run(best_ms));
     cudaGetLastError();  // a candidate that failed to run leaves nothing to report
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
