@@ -123,6 +123,34 @@ TEST_CASE("f16 lowering keeps ops whose weights f16 cannot hold in f32", "[sessi
     }
 }
 
+TEST_CASE("f16 lowering judges each weight by all of its values when it scans many weights at once",
+          "[session][precision]") {
+    // The lowering scans every weight's range in one set of tasks of 2^20 values each. Two
+    // weights of 4 × 300 000 span two tasks apiece; the first holds 1e5 in its last column only
+    // (its second task), which f16 would clamp to 65504, so its product must stay in f32; the
+    // second holds nothing out of range, and its product may go to f16.
+    constexpr int64_t kColumns = 300'000;
+    std::vector<float> wide = uniform(4 * kColumns, 11);
+    wide[4 * kColumns - 1] = 1e5f;  // row 3, the last column
+    const std::vector<float> plain = uniform(4 * kColumns, 12);
+    GraphBuilder b;
+    auto x = b.input("x", DType::f32, {2, 4});
+    b.output("wide", b.matmul(x, b.constant(Tensor::from_vector(wide, {4, kColumns}))));
+    b.output("plain", b.matmul(x, b.constant(Tensor::from_vector(plain, {4, kColumns}))));
+    Graph g = b.build();
+    const Batch batch{{"x", Tensor::from_vector(std::vector<float>{0.5f, -0.25f, 0.75f, 1.0f, 1.0f, 0.5f, -0.5f, 0.25f}, {2, 4})}};
+    auto reference = g.run(batch);
+    auto got = Session(g, {.precision = Precision::f16}).run(batch);
+    const std::vector<float> wide_ref = reference["wide"].to_vector<float>(), wide_got = got["wide"].to_vector<float>();
+    // The last column: 1e5 · x[r, 3] plus values near 1; clamped, it would be off by a third.
+    for (int64_t r = 0; r < 2; ++r) {
+        const size_t last = static_cast<size_t>((r + 1) * kColumns - 1);
+        INFO("row " << r << ": " << wide_got[last] << " against " << wide_ref[last]);
+        CHECK(std::fabs(wide_got[last] - wide_ref[last]) <= 1e-4f * std::fabs(wide_ref[last]));
+    }
+    CHECK(relative_error(got["plain"].to_vector<float>(), reference["plain"].to_vector<float>()) <= 1e-2);
+}
+
 TEST_CASE("lowered constants are rounded to nearest, clamped to the low type's range, inf and NaN kept",
           "[session][precision]") {
     // 37 values: the lowering scans and converts them in blocks of 16 lanes and a tail.

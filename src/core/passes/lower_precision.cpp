@@ -112,21 +112,32 @@ void clamp_magnitudes(const uint32_t* in, uint32_t* out, size_t n, uint32_t boun
     else clamp_magnitudes_lanes(in, out, n, bound);
 }
 
-// Whether f16 can hold a constant's values: weights all below f16's smallest normal (2^-14)
+// Whether f16 can hold each constant's values: weights all below f16's smallest normal (2^-14)
 // lose their precision or become zeros, and genuine values beyond 65504 would be clamped.
 // Sentinels of 1e30 and more (masks written as -FLT_MAX) are not values and may be clamped.
-bool f16_can_hold(const Tensor& constant) {
-    if (constant.dtype() != DType::f32) return true;
-    const auto* values = static_cast<const uint32_t*>(constant.raw_data());
-    const size_t count = static_cast<size_t>(constant.numel());
-    std::vector<uint32_t> largest_per_chunk((count + kChunk - 1) / kChunk, 0);
-    run_tasks(largest_per_chunk.size(), [&](size_t c) {
-        largest_per_chunk[c] = largest_value_bits(values, c * kChunk, std::min(count, (c + 1) * kChunk));
+// All constants are scanned in one set of tasks: scanned one constant at a time, a 768 × 768
+// weight was a single task, so DistilBERT's 265 MB of weights were read by one core while the
+// rest of a GPU host's waited.
+std::vector<bool> f16_can_hold(const std::vector<const Tensor*>& constants) {
+    std::vector<std::pair<size_t, size_t>> tasks;  // (constant, first value)
+    for (size_t c = 0; c < constants.size(); ++c)
+        if (constants[c]->dtype() == DType::f32)
+            for (size_t begin = 0; begin < static_cast<size_t>(constants[c]->numel()); begin += kChunk)
+                tasks.emplace_back(c, begin);
+    std::vector<uint32_t> largest_per_task(tasks.size(), 0);
+    run_tasks(tasks.size(), [&](size_t t) {
+        const Tensor& constant = *constants[tasks[t].first];
+        const size_t begin = tasks[t].second, count = static_cast<size_t>(constant.numel());
+        largest_per_task[t] =
+            largest_value_bits(static_cast<const uint32_t*>(constant.raw_data()), begin, std::min(count, begin + kChunk));
     });
-    uint32_t largest = 0;
-    for (const uint32_t l : largest_per_chunk) largest = std::max(largest, l);
-    if (largest > std::bit_cast<uint32_t>(65504.0f)) return false;
-    return largest == 0 || largest >= std::bit_cast<uint32_t>(6.103515625e-05f);
+    std::vector<uint32_t> largest(constants.size(), 0);
+    for (size_t t = 0; t < tasks.size(); ++t)
+        largest[tasks[t].first] = std::max(largest[tasks[t].first], largest_per_task[t]);
+    std::vector<bool> holds;
+    for (const uint32_t l : largest)
+        holds.push_back(l <= std::bit_cast<uint32_t>(65504.0f) && (l == 0 || l >= std::bit_cast<uint32_t>(6.103515625e-05f)));
+    return holds;
 }
 
 class Lowering {
@@ -142,6 +153,7 @@ public:
         out_->inputs = src_.inputs;
         out_->output_names = src_.output_names;
         for (const ValueIR& v : src_.values) dtype_.push_back(v.type.dtype);
+        if (low_ == DType::f16) scan_f16_ranges();
         for (const NodeIR& node : src_.nodes) lower(node);
         for (int id : src_.outputs)  // never forwarded (see lower)
             out_->outputs.push_back(src_.values[id].type.dtype == DType::f32 ? as(id, DType::f32) : id);
@@ -153,13 +165,39 @@ public:
 private:
     bool is_float(int id) const { return dtype_[id] == DType::f32 || dtype_[id] == low_; }
     bool is_constant(int id) const { return out_->constants.count(id) != 0; }
+    // Whether f16 holds constant `id` (scan_f16_ranges answered for every constant a node reads;
+    // a constant reached otherwise is scanned here).
     bool f16_holds(int id) const {
-        auto [it, added] = f16_holds_.try_emplace(id, true);
-        // A form in f16 that a live session made answers without a scan: only constants that f16
-        // holds are converted to it.
-        const Tensor& constant = out_->constants.at(id);
-        if (added) it->second = SharedWeights::find(constant, "f16").defined() || f16_can_hold(constant);
+        auto it = f16_holds_.find(id);
+        if (it == f16_holds_.end()) {
+            const Tensor& constant = out_->constants.at(id);
+            it = f16_holds_.emplace(id, SharedWeights::find(constant, "f16").defined() || f16_can_hold({&constant})[0]).first;
+        }
         return it->second;
+    }
+
+    // f16_holds for every constant that a node reads as data, the scans together on several
+    // threads. A form in f16 that a live session made answers without a scan: only constants
+    // that f16 holds are converted to it.
+    void scan_f16_ranges() {
+        std::vector<int> scanned;
+        std::vector<const Tensor*> constants;
+        for (const NodeIR& node : src_.nodes) {
+            if (keep_f32_.count(node.name)) continue;
+            const OpSchema& schema = op_schema(node.id);
+            for (size_t i = 0; i < node.inputs.size(); ++i) {
+                const int id = node.inputs[i];
+                if (id < 0 || schema.is_host_input(i) || !is_constant(id) || f16_holds_.count(id)) continue;
+                const Tensor& constant = out_->constants.at(id);
+                const bool known = constant.dtype() != DType::f32 || SharedWeights::find(constant, "f16").defined();
+                f16_holds_[id] = true;
+                if (known) continue;
+                scanned.push_back(id);
+                constants.push_back(&constant);
+            }
+        }
+        const std::vector<bool> holds = f16_can_hold(constants);
+        for (size_t i = 0; i < scanned.size(); ++i) f16_holds_[scanned[i]] = holds[i];
     }
 
     // Value `id` as `type`: itself, a converted constant, or the output of an inserted Cast.
@@ -290,7 +328,7 @@ private:
     std::vector<DType> dtype_;  // the type each value has in the lowered graph
     std::map<std::pair<int, DType>, int> casts_;
     std::vector<std::pair<Tensor, Tensor>> conversions_;  // (constant, its converted copy to fill)
-    mutable std::map<int, bool> f16_holds_;                       // f16_can_hold per constant, scanned once
+    mutable std::map<int, bool> f16_holds_;  // f16_can_hold per constant, scanned once
     std::map<int, int> forwarded_;  // outputs of dropped no-op Casts → the values they cast
     const OpId cast_ = op_id("Cast");
 };
