@@ -47,10 +47,11 @@ for m in points:
         assert m["breakdown_ms"]["h2d"] == 0 and m["breakdown_ms"]["d2h"] == 0
     else:
         assert 0 < m["gpu_busy_fraction"] <= 1.0001 and m["breakdown_ms"]["h2d"] > 0
-# Each device's runtime is started (and timed apart) before its first series only.
-for device in {m["device"] for m in points}:
-    starts = [m["runtime_start_ms"] for m in points if m["device"] == device]
-    assert starts[0] is not None and starts[0] > 0 and all(s is None for s in starts[1:]), (device, starts)
+# Each device's runtime is started (and timed apart) for each precision, before that precision's
+# first series on it only.
+for start in {(m["device"], m["precision"]) for m in points}:
+    starts = [m["runtime_start_ms"] for m in points if (m["device"], m["precision"]) == start]
+    assert starts[0] is not None and starts[0] > 0 and all(s is None for s in starts[1:]), (start, starts)
 f16 = {m["batch"]: m for m in cpu if m["precision"] == "f16"}
 f32 = {m["batch"]: m for m in cpu if m["precision"] == "f32"}
 assert f16[1]["memory_bytes"]["weights"] < 0.6 * f32[1]["memory_bytes"]["weights"]

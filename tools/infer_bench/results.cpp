@@ -169,8 +169,9 @@ std::string results_table(const nlohmann::json& document) {
     }
     for (const auto& m : document["measurements"])
         if (m.contains("runtime_start_ms") && !m["runtime_start_ms"].is_null()) {
-            std::snprintf(line, sizeof line, "%s: runtime started in %.1f ms before its first series (not in its cold start)\n",
-                          m["device"].get<std::string>().c_str(), m["runtime_start_ms"].get<double>());
+            std::snprintf(line, sizeof line, "%s %s: runtime started in %.1f ms before its first series (not in its cold start)\n",
+                          m["device"].get<std::string>().c_str(), m["precision"].get<std::string>().c_str(),
+                          m["runtime_start_ms"].get<double>());
             out += line;
         }
     for (const auto& note : document["notes"]) out += "note: " + note.get<std::string>() + "\n";

@@ -34,13 +34,16 @@ double ms_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Starts `device`'s runtime with a small product and bias run once: the CUDA context, the
-// backend's stream, memory pool and cuBLAS(Lt) are started once per process (cuBLASLt's first
-// product alone took 80-140 ms on an H100), and were charged to whichever series came first, so
-// that f16 and f32 cold starts compared differently in each order (DistilBERT: f16 took 1.18x to
-// 1.62x f32 between runs and orders). 64 rows: fewer take our own kernel for few rows, not
+// Starts `device`'s runtime for `precision` with a small product and bias run once: the CUDA
+// context, the backend's stream, memory pool and cuBLAS(Lt) are started once per process
+// (cuBLASLt's first product alone took 80-140 ms on an H100), and were charged to whichever
+// series came first, so that f16 and f32 cold starts compared differently in each order
+// (DistilBERT: f16 took 1.18x to 1.62x f32 between runs and orders). cuBLASLt starts each
+// element type apart: after an f32 start, the first f16 product still took 89-121 ms (76 ms of
+// it choosing the algorithm for DistilBERT's first f16 product), so each precision of a device
+// is started before its first series. 64 rows: fewer take our own kernel for few rows, not
 // cuBLASLt. Returns the ms.
-double start_runtime(const Device& device) {
+double start_runtime(const Device& device, Precision precision) {
     constexpr int64_t rows = 64, width = 64;
     GraphBuilder b("runtime_start");
     auto x = b.input("x", DType::f32, Shape({rows, width}));
@@ -50,6 +53,7 @@ double start_runtime(const Device& device) {
     const Graph graph = b.build();
     SessionOptions session_options;
     session_options.device = device;
+    session_options.precision = precision;
     const auto start = std::chrono::steady_clock::now();
     Session session(graph, session_options);
     Batch inputs;
@@ -62,7 +66,7 @@ double start_runtime(const Device& device) {
 
 std::vector<Record> run_sweep(const Graph& graph, const SweepOptions& options, std::vector<std::string>& notes) {
     std::vector<Record> records;
-    std::set<std::string> started;  // devices whose runtime start_runtime has started
+    std::set<std::string> started;  // the devices and precisions start_runtime has started
     Progress progress(options.series.size() * options.batches.size());
     // Lowered points are compared with f32 on the CPU, run once per batch on the same inputs.
     std::optional<Session> f32;
@@ -93,8 +97,8 @@ std::vector<Record> run_sweep(const Graph& graph, const SweepOptions& options, s
                 Record record;
                 record.series = series;
                 record.batch = batch;
-                if (started.insert(series.device.to_string()).second)
-                    record.runtime_start_ms = start_runtime(series.device);
+                if (started.insert(series.device.to_string() + " " + std::string(precision_name(series.precision))).second)
+                    record.runtime_start_ms = start_runtime(series.device, series.precision);
                 // Cold start: what the first request after loading waits for, once the
                 // process has started the device's runtime.
                 const auto start = std::chrono::steady_clock::now();
