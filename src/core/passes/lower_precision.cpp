@@ -165,36 +165,40 @@ public:
 private:
     bool is_float(int id) const { return dtype_[id] == DType::f32 || dtype_[id] == low_; }
     bool is_constant(int id) const { return out_->constants.count(id) != 0; }
-    // Whether f16 holds constant `id` (scan_f16_ranges answered for every constant a node reads;
-    // a constant reached otherwise is scanned here).
+    // Whether f16 holds constant `id`: scan_f16_ranges answered for every constant a node reads
+    // as data; a constant reached otherwise is judged here.
     bool f16_holds(int id) const {
-        auto it = f16_holds_.find(id);
-        if (it == f16_holds_.end()) {
-            const Tensor& constant = out_->constants.at(id);
-            it = f16_holds_.emplace(id, SharedWeights::find(constant, "f16").defined() || f16_can_hold({&constant})[0]).first;
-        }
-        return it->second;
+        if (!f16_holds_.count(id)) judge_f16_ranges({id});
+        return f16_holds_.at(id);
     }
 
-    // f16_holds for every constant that a node reads as data, the scans together on several
-    // threads. A form in f16 that a live session made answers without a scan: only constants
-    // that f16 holds are converted to it.
-    void scan_f16_ranges() {
-        std::vector<int> scanned;
-        std::vector<const Tensor*> constants;
+    // f16_holds for every constant that a node reads as data, judged together.
+    void scan_f16_ranges() const {
+        std::vector<int> ids;
         for (const NodeIR& node : src_.nodes) {
             if (keep_f32_.count(node.name)) continue;
             const OpSchema& schema = op_schema(node.id);
             for (size_t i = 0; i < node.inputs.size(); ++i) {
                 const int id = node.inputs[i];
-                if (id < 0 || schema.is_host_input(i) || !is_constant(id) || f16_holds_.count(id)) continue;
-                const Tensor& constant = out_->constants.at(id);
-                const bool known = constant.dtype() != DType::f32 || SharedWeights::find(constant, "f16").defined();
-                f16_holds_[id] = true;
-                if (known) continue;
-                scanned.push_back(id);
-                constants.push_back(&constant);
+                if (id >= 0 && !schema.is_host_input(i) && is_constant(id)) ids.push_back(id);
             }
+        }
+        judge_f16_ranges(ids);
+    }
+
+    // Fills f16_holds_ for `ids` not judged yet, the f32 ones' scans in one set of parallel tasks.
+    // A form in f16 that a live session made answers without a scan: only constants that f16
+    // holds are converted to it.
+    void judge_f16_ranges(const std::vector<int>& ids) const {
+        std::vector<int> scanned;
+        std::vector<const Tensor*> constants;
+        for (const int id : ids) {
+            if (f16_holds_.count(id)) continue;
+            const Tensor& constant = out_->constants.at(id);
+            f16_holds_[id] = true;
+            if (constant.dtype() != DType::f32 || SharedWeights::find(constant, "f16").defined()) continue;
+            scanned.push_back(id);
+            constants.push_back(&constant);
         }
         const std::vector<bool> holds = f16_can_hold(constants);
         for (size_t i = 0; i < scanned.size(); ++i) f16_holds_[scanned[i]] = holds[i];
