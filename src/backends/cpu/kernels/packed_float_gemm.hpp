@@ -9,11 +9,11 @@
 //    twice the f32 FMA's work per instruction. Results are rounded once, at the end.
 //  - bf16, amx_bf16 (amx_gemm.hpp): the same pairs as tiles of 16 × 16 for AMX's TDPBF16PS,
 //    where the CPU has AMX and the OS grants it.
-// The avx512 f32 kernel reads a weight where it is (a row of a panel is 64 contiguous bytes, and
-// measured as fast as a packed copy on MiniLM's shapes on a Zen 4), so such a session keeps one
-// copy of its weights. The avx2 kernel reads weights packed in panels once per session (a second
-// copy): in place, its K steps were rows 4N bytes apart and ran at 33–38 against 84–87 GFLOP/s packed
-// on a Zen 3 core (BERT's 128 × 768 × 3072; packed_weight_product.cpp).
+// Sessions give both f32 kernels their weights packed in panels once (a second copy): read in
+// place, a tile's K steps are rows 4N bytes apart. avx2 ran at 33–38 against 84–87 GFLOP/s packed
+// on a Zen 3 core, avx512 at 184 against 289 on 2 cores of an AMX Xeon (BERT's 128 × 768 × 3072;
+// packed_weight_product.cpp). The avx512 kernel still reads in place where packing cannot go
+// (a convolution's taps over its image).
 // The bf16 kernel needs (B[k, c], B[k+1, c]) side by side, so its weight is packed once per
 // session, a copy beside the session's bf16 constant that the weight bytes count.
 // Every finished tile of f32 sums goes to an epilogue (bias, activation, narrowing) while it is

@@ -22,10 +22,12 @@ public:
     PackedWeightProduct(const CompileContext& c, FloatGemmKernel kernel, bool fused) {
         const NodeSignature& node = c.node();
         const int64_t k = node.input_shapes[1][0], n = node.input_shapes[1][1];
-        // avx2 reads an f32 weight from panels packed once per session, a second copy: read in
-        // place, a tile's K steps are rows 4N bytes apart, and BERT's 128 × 768 × 3072 product
-        // ran at 33–38 against 84–87 GFLOP/s packed on a Zen 3 core (kernel-bench).
-        const bool f32_panels = kernel == FloatGemmKernel::avx2;
+        // Both f32 kernels read the weight from panels packed once per session, a second copy:
+        // read in place, a tile's K steps are rows 4N bytes apart. avx2: BERT's 128 × 768 × 3072
+        // product ran at 33–38 against 84–87 GFLOP/s packed on a Zen 3 core. avx512: 184 against
+        // 289 GFLOP/s on 2 cores of an AMX Xeon, and packed was ahead on all eleven BERT and
+        // MiniLM shapes there (1.01–1.57×; kernel-bench), as fast on a Zen 4.
+        const bool f32_panels = kernel == FloatGemmKernel::avx2 || kernel == FloatGemmKernel::avx512;
         layout_ = f32_panels ? packed_f32_layout(kernel, k, n) : packed_float_layout(kernel, k, n);
         const PackedFloatLayout layout = layout_;
         if (f32_panels)
