@@ -12,16 +12,24 @@ namespace infer::cpu {
 
 namespace {
 
-__attribute__((target("avx2,fma"))) void gelu_row_avx2(float* x, int64_t n) {
+template <class V>
+[[gnu::always_inline]] inline void gelu_row(float* x, int64_t n) {
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, gelu_avx2(_mm256_loadu_ps(x + i)));
+    for (; i + kLanes<V> <= n; i += kLanes<V>) store_lanes(x + i, gelu_lanes(load_lanes<V>(x + i)));
     for (; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * float(M_SQRT1_2)));
 }
+
+__attribute__((target("avx2,fma"))) void gelu_row_avx2(float* x, int64_t n) { gelu_row<__m256>(x, n); }
+__attribute__((target("avx512f"))) void gelu_row_avx512(float* x, int64_t n) { gelu_row<__m512>(x, n); }
 
 }  // namespace
 
 void gelu_in_place(float* x, int64_t n) {
-    const bool avx2 = has_avx2_fma();
+    static const bool avx512 = has_avx512f_vl(), avx2 = has_avx2_fma();
+    if (avx512) {
+        gelu_row_avx512(x, n);
+        return;
+    }
     if (avx2) {
         gelu_row_avx2(x, n);
         return;

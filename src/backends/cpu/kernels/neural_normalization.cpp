@@ -22,37 +22,46 @@ using ConstArray = Eigen::Map<const Eigen::ArrayXf>;
 
 namespace {
 
-// The same in eight-float vectors: the largest, then e^(x - largest) and its sum, then the scale.
-__attribute__((target("avx2,fma"))) void softmax_row_avx2(const float* x, float* y, int64_t length) {
+// The same in vectors of floats: the largest, then e^(x - largest) and its sum, then the scale.
+template <class V>
+[[gnu::always_inline]] inline void softmax_row_lanes(const float* x, float* y, int64_t length) {
+    constexpr int64_t lanes = kLanes<V>;
     int64_t i = 0;
-    __m256 largest = _mm256_set1_ps(-__builtin_inff());
-    for (; i + 8 <= length; i += 8) largest = _mm256_max_ps(largest, _mm256_loadu_ps(x + i));
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, largest);
-    float top = lanes[0];
-    for (int j = 1; j < 8; ++j) top = std::max(top, lanes[j]);
-    for (; i < length; ++i) top = std::max(top, x[i]);
-    const __m256 shift = _mm256_set1_ps(top);
-    __m256 sums = _mm256_setzero_ps();
-    for (i = 0; i + 8 <= length; i += 8) {
-        const __m256 e = exp_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), shift));
-        _mm256_storeu_ps(y + i, e);
-        sums = _mm256_add_ps(sums, e);
+    V largest = splat<V>(-__builtin_inff());
+    for (; i + lanes <= length; i += lanes) {
+        const V v = load_lanes<V>(x + i);
+        largest = v > largest ? v : largest;
     }
-    _mm256_store_ps(lanes, sums);
-    float sum = 0;
-    for (const float lane : lanes) sum += lane;
+    float top = lane_max(largest);
+    for (; i < length; ++i) top = std::max(top, x[i]);
+    V sums = splat<V>(0.0f);
+    for (i = 0; i + lanes <= length; i += lanes) {
+        const V e = exp_lanes(load_lanes<V>(x + i) - top);
+        store_lanes(y + i, e);
+        sums += e;
+    }
+    float sum = lane_sum(sums);
     for (; i < length; ++i) sum += y[i] = std::exp(x[i] - top);
     const float inverse = 1.0f / sum;
-    const __m256 scale = _mm256_set1_ps(inverse);
-    for (i = 0; i + 8 <= length; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), scale));
+    for (i = 0; i + lanes <= length; i += lanes) store_lanes(y + i, load_lanes<V>(y + i) * inverse);
     for (; i < length; ++i) y[i] *= inverse;
+}
+
+__attribute__((target("avx2,fma"))) void softmax_row_avx2(const float* x, float* y, int64_t length) {
+    softmax_row_lanes<__m256>(x, y, length);
+}
+__attribute__((target("avx512f"))) void softmax_row_avx512(const float* x, float* y, int64_t length) {
+    softmax_row_lanes<__m512>(x, y, length);
 }
 
 }  // namespace
 
 void softmax_row(const float* x, float* y, int64_t length) {
-    static const bool avx2 = has_avx2_fma();
+    static const bool avx512 = has_avx512f_vl(), avx2 = has_avx2_fma();
+    if (avx512) {
+        softmax_row_avx512(x, y, length);
+        return;
+    }
     if (avx2) {
         softmax_row_avx2(x, y, length);
         return;
@@ -69,7 +78,10 @@ void biased_softmax_rows(float* scores, int64_t rows, int64_t length, const floa
         float* row = scores + i * length;
         if (bias) {
             const float* bias_row = bias + i * row_step;
-            for (int64_t j = 0; j < length; ++j) row[j] += bias_row[j * column_step];
+            if (column_step == 1)  // contiguous: a loop the compiler vectorises
+                for (int64_t j = 0; j < length; ++j) row[j] += bias_row[j];
+            else
+                for (int64_t j = 0; j < length; ++j) row[j] += bias_row[j * column_step];
         }
         softmax_row(row, row, length);
     }

@@ -1,0 +1,76 @@
+#pragma once
+// Vectors of floats of any width as GCC's vector extensions see them (__m256 and __m512 are such
+// types): arithmetic, comparisons and ?: lane by lane. Math written once on them
+// (vector_exp.hpp, vector_gelu.hpp, the row kernels) is always inlined into a caller compiled
+// for AVX2 + FMA or AVX-512, and so becomes that ISA's instructions: one source for 8 and 16
+// lanes. Loads and stores are unaligned.
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+// Passing a 32- or 64-byte vector to a function compiled without AVX would change the ABI;
+// these functions are only ever inlined into callers that have it.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace infer::cpu {
+
+// The i32 vector of V's width, for bit work on V's lanes; (V) and (IntLanes<V>) casts between
+// the two reinterpret the bits.
+template <size_t Bytes>
+struct IntVector;
+template <>
+struct IntVector<32> {
+    typedef int32_t type __attribute__((vector_size(32)));
+};
+template <>
+struct IntVector<64> {
+    typedef int32_t type __attribute__((vector_size(64)));
+};
+template <class V>
+using IntLanes = typename IntVector<sizeof(V)>::type;
+
+// Every lane `value` (x - 0 is x for every x, -0 included; 0 + -0 is +0).
+template <class V>
+[[gnu::always_inline]] inline V splat(float value) {
+    return value - V{};
+}
+
+template <class V>
+[[gnu::always_inline]] inline V load_lanes(const float* p) {
+    V v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+template <class V>
+[[gnu::always_inline]] inline IntLanes<V> load_int_lanes(const int32_t* p) {
+    IntLanes<V> v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+template <class V>
+[[gnu::always_inline]] inline void store_lanes(float* p, V v) {
+    std::memcpy(p, &v, sizeof v);
+}
+
+template <class V>
+inline constexpr int64_t kLanes = static_cast<int64_t>(sizeof(V) / sizeof(float));
+
+// The largest and the sum of V's lanes.
+template <class V>
+[[gnu::always_inline]] inline float lane_max(V v) {
+    float top = v[0];
+    for (int64_t j = 1; j < kLanes<V>; ++j) top = v[j] > top ? v[j] : top;
+    return top;
+}
+template <class V>
+[[gnu::always_inline]] inline float lane_sum(V v) {
+    float sum = 0;
+    for (int64_t j = 0; j < kLanes<V>; ++j) sum += v[j];
+    return sum;
+}
+
+}  // namespace infer::cpu
