@@ -1,6 +1,7 @@
 // The fused family (core/ops/table_fused.cpp): FusedMatMul, AddLayerNormalization, Attention,
 // composed from the BLAS product and the normalization rows. f16/bf16 convert at the boundary,
 // but for FusedMatMul's few-row products, which stream 16-bit weights (half_weight_product.hpp).
+#include "backends/cpu/kernels/attention_head.hpp"
 #include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/broadcast.hpp"
 #include "backends/cpu/kernels/gelu_rows.hpp"
@@ -134,10 +135,9 @@ void add_layer_norm_kernel(KernelContext& ctx) {
 
 // Per batch and head: softmax(Q·Kᵀ·scale + bias)·V, reading the heads in place in the
 // [B, S, H·D] layout (leading dimension H·D, or 3·H·D where Q, K and V come packed in one
-// tensor) and writing them merged. The products stay on
-// sgemm: our f32 kernel measured no faster on MiniLM's 32-wide heads (at batch 8, 15.5 against
-// 13.7–15 ms) and sums in another order, which moved DynamicQuantizeLinear's steps in ONNX
-// Runtime's int8 MiniLM past its agreement with ORT (tests/e2e).
+// tensor) and writing them merged. Heads whose value width is a whole number of vectors run on
+// the vector kernel (attention_head.hpp, scores kept in L1); the others on two sgemm calls
+// each, through a [Sq, Sk] block of scores per head.
 void attention_kernel(KernelContext& ctx) {
     Tensor& out = ctx.output(0);
     if (out.numel() == 0) return;
@@ -149,21 +149,30 @@ void attention_kernel(KernelContext& ctx) {
     const std::vector<int64_t> bs =
         has_bias ? broadcast_strides(ctx.input(3).shape(), Shape({batch, heads, sq, sk})) : std::vector<int64_t>(4, 0);
     const float* bias = has_bias ? ctx.input(3).data<float>() : nullptr;
-    auto* scores = static_cast<float*>(ctx.workspace(sizeof(float) * batch * heads * sq * sk));
     const float* pq = ctx.input(0).data<float>();
     const float* pk = a.packed ? pq + a.k_offset : ctx.input(1).data<float>();
     const float* pv = a.packed ? pq + a.v_offset : ctx.input(2).data<float>();
     const int64_t ev = out.shape()[2];
     float* po = out.data<float>();
+    const bool vector_heads = sk > 0 && attention_head_supported(dv);
+    const size_t per_head = vector_heads ? attention_head_scratch(sk, d) : static_cast<size_t>(sq * sk);
+    auto* scratch = static_cast<float*>(ctx.workspace(sizeof(float) * static_cast<size_t>(batch * heads) * per_head));
     parallel_for(batch * heads, 1, [&](int64_t begin, int64_t end) {
         for (int64_t bh = begin; bh < end; ++bh) {
             const int64_t b = bh / heads, h = bh % heads;
-            float* s = scores + bh * sq * sk;
-            sgemm_serial(false, true, sq, sk, d, scale, pq + b * sq * a.q_row + h * d, a.q_row,
-                         pk + b * sk * a.k_row + h * d, a.k_row, 0.0f, s, sk);
-            biased_softmax_rows(s, sq, sk, bias ? bias + b * bs[0] + h * bs[1] : nullptr, bs[2], bs[3]);
-            sgemm_serial(false, false, sq, dv, sk, 1.0f, s, sk, pv + b * sk * a.v_row + h * dv, a.v_row, 0.0f,
-                         po + b * sq * ev + h * dv, ev);
+            const float* q = pq + b * sq * a.q_row + h * d;
+            const float* k = pk + b * sk * a.k_row + h * d;
+            const float* v = pv + b * sk * a.v_row + h * dv;
+            const float* head_bias = bias ? bias + b * bs[0] + h * bs[1] : nullptr;
+            float* o = po + b * sq * ev + h * dv;
+            float* s = scratch + static_cast<size_t>(bh) * per_head;
+            if (vector_heads) {
+                attention_head({q, k, v, o, a.q_row, a.k_row, a.v_row, ev, sq, sk, d, dv, scale, head_bias, bs[2], bs[3]}, s);
+                continue;
+            }
+            sgemm_serial(false, true, sq, sk, d, scale, q, a.q_row, k, a.k_row, 0.0f, s, sk);
+            biased_softmax_rows(s, sq, sk, head_bias, bs[2], bs[3]);
+            sgemm_serial(false, false, sq, dv, sk, 1.0f, s, sk, v, a.v_row, 0.0f, o, ev);
         }
     });
 }
