@@ -21,27 +21,34 @@ int64_t padded_keys(int64_t sk) { return (sk + 31) / 32 * 32; }
 template <class V>
 inline constexpr int64_t kStepVectors = kLanes<V> == 16 ? 2 : 1;
 
-// Scores of kBlockRows query rows (q, rows q_row apart, all of them readable) against the
-// transposed keys kt [d, skp]: s[r, j] = scale · Σ_t q[r, t] · kt[t, j], C vectors of keys at
-// a time with one accumulator per row and vector.
+// acc[r][c] = Σ_s a[r·a_row + s] · b[s·b_row + c·L .. + L] over `steps` steps s, for the
+// kBlockRows rows of a (all readable): a block of rows times a row of C vectors, the a values
+// broadcast. Both products of a head are this.
+template <class V, int64_t C>
+[[gnu::always_inline]] inline void block_product(const float* a, int64_t a_row, const float* b, int64_t b_row,
+                                                 int64_t steps, V (&acc)[kBlockRows][C]) {
+    for (auto& row : acc)
+        for (V& sum : row) sum = splat<V>(0.0f);
+    for (int64_t step = 0; step < steps; ++step) {
+        V columns[C];
+        for (int64_t c = 0; c < C; ++c) columns[c] = load_lanes<V>(b + step * b_row + c * kLanes<V>);
+        for (int64_t r = 0; r < kBlockRows; ++r) {
+            const float value = a[r * a_row + step];
+            for (int64_t c = 0; c < C; ++c) acc[r][c] += value * columns[c];
+        }
+    }
+}
+
+// Scores of kBlockRows query rows (q, rows q_row apart) against the transposed keys kt [d, skp]:
+// s[r, j] = scale · Σ_t q[r, t] · kt[t, j], C vectors of keys at a time.
 template <class V, int64_t C>
 [[gnu::always_inline]] inline void block_scores(const float* q, int64_t q_row, const float* kt, int64_t skp,
                                                 int64_t d, float scale, float* s) {
-    constexpr int64_t L = kLanes<V>;
-    for (int64_t j = 0; j < skp; j += C * L) {
+    for (int64_t j = 0; j < skp; j += C * kLanes<V>) {
         V acc[kBlockRows][C];
-        for (auto& row : acc)
-            for (V& a : row) a = splat<V>(0.0f);
-        for (int64_t t = 0; t < d; ++t) {
-            V keys[C];
-            for (int64_t c = 0; c < C; ++c) keys[c] = load_lanes<V>(kt + t * skp + j + c * L);
-            for (int64_t r = 0; r < kBlockRows; ++r) {
-                const float qv = q[r * q_row + t];
-                for (int64_t c = 0; c < C; ++c) acc[r][c] += qv * keys[c];
-            }
-        }
+        block_product<V, C>(q, q_row, kt + j, skp, d, acc);
         for (int64_t r = 0; r < kBlockRows; ++r)
-            for (int64_t c = 0; c < C; ++c) store_lanes(s + r * skp + j + c * L, acc[r][c] * scale);
+            for (int64_t c = 0; c < C; ++c) store_lanes(s + r * skp + j + c * kLanes<V>, acc[r][c] * scale);
     }
 }
 
@@ -50,20 +57,10 @@ template <class V, int64_t C>
 template <class V, int64_t C>
 [[gnu::always_inline]] inline void block_values(const float* p, int64_t skp, const float* v, int64_t v_row,
                                                 int64_t sk, int64_t c0, float* out, int64_t out_row, int64_t rows) {
-    constexpr int64_t L = kLanes<V>;
     V acc[kBlockRows][C];
-    for (auto& row : acc)
-        for (V& a : row) a = splat<V>(0.0f);
-    for (int64_t j = 0; j < sk; ++j) {
-        V values[C];
-        for (int64_t c = 0; c < C; ++c) values[c] = load_lanes<V>(v + j * v_row + c0 + c * L);
-        for (int64_t r = 0; r < kBlockRows; ++r) {
-            const float pv = p[r * skp + j];
-            for (int64_t c = 0; c < C; ++c) acc[r][c] += pv * values[c];
-        }
-    }
+    block_product<V, C>(p, skp, v + c0, v_row, sk, acc);
     for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < C; ++c) store_lanes(out + r * out_row + c0 + c * L, acc[r][c]);
+        for (int64_t c = 0; c < C; ++c) store_lanes(out + r * out_row + c0 + c * kLanes<V>, acc[r][c]);
 }
 
 // kt[t, j] = K[j, t] for j < sk, zero up to skp: 8 × 8 blocks transposed in registers where d
