@@ -101,14 +101,8 @@ template <class V>
             q_row = h.d;
         }
         block_scores<V, kStepVectors<V>>(q, q_row, kt, skp, h.d, h.scale, s);
-        for (int64_t r = 0; r < rows; ++r) {
-            float* row = s + r * skp;
-            if (h.bias) {
-                const float* bias = h.bias + (i0 + r) * h.bias_row;
-                for (int64_t j = 0; j < h.sk; ++j) row[j] += bias[j * h.bias_column];
-            }
-            softmax_row(row, row, h.sk);
-        }
+        for (int64_t r = 0; r < rows; ++r)
+            biased_softmax_rows(s + r * skp, 1, h.sk, h.bias ? h.bias + (i0 + r) * h.bias_row : nullptr, 0, h.bias_column);
         constexpr int64_t step = kStepVectors<V> * kLanes<V>;
         float* out = h.out + i0 * h.out_row;
         int64_t c0 = 0;
