@@ -123,7 +123,8 @@ __attribute__((target("avx2,fma"))) void head_avx2(const AttentionHead& h, float
 
 // The kernel follows the f32 product kernel's choice (INFER_FLOAT_GEMM lowers it, so tests run
 // each width, and the sgemm path under blas, on one machine).
-bool attention_head_supported(int64_t dv) {
+bool attention_head_supported(int64_t sq, int64_t dv) {
+    if (sq < kBlockRows) return false;
     switch (f32_gemm_kernel()) {
         case FloatGemmKernel::avx512: return dv % 16 == 0;
         case FloatGemmKernel::avx2: return dv % 8 == 0;

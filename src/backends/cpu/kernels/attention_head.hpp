@@ -24,8 +24,11 @@ struct AttentionHead {
 };
 
 // Whether the f32 product kernel in use (packed_float_gemm.hpp: avx512 or avx2) has a vector
-// kernel for heads of `dv` values (a whole number of its vectors).
-bool attention_head_supported(int64_t dv);
+// kernel for heads of `dv` values (a whole number of its vectors) and `sq` queries. A decode
+// step's few queries (fewer than a block of 8) keep sgemm: transposing every key for one query
+// row would read and write the keys twice more, and its scratch would grow from Sk floats a
+// head to (d + 8) · Sk.
+bool attention_head_supported(int64_t sq, int64_t dv);
 // Floats of scratch one head needs (keys transposed, a block's scores, a padded block of Q).
 size_t attention_head_scratch(int64_t sk, int64_t d);
 // One head; `scratch` holds attention_head_scratch(sk, d) floats.

@@ -135,9 +135,9 @@ void add_layer_norm_kernel(KernelContext& ctx) {
 
 // Per batch and head: softmax(Q·Kᵀ·scale + bias)·V, reading the heads in place in the
 // [B, S, H·D] layout (leading dimension H·D, or 3·H·D where Q, K and V come packed in one
-// tensor) and writing them merged. Heads whose value width is a whole number of vectors run on
-// the vector kernel (attention_head.hpp, scores kept in L1); the others on two sgemm calls
-// each, through a [Sq, Sk] block of scores per head.
+// tensor) and writing them merged. Heads whose value width is a whole number of vectors, with
+// 8 queries or more, run on the vector kernel (attention_head.hpp, scores kept in L1); the
+// others (decode steps among them) on two sgemm calls each, through [Sq, Sk] scores per head.
 void attention_kernel(KernelContext& ctx) {
     Tensor& out = ctx.output(0);
     if (out.numel() == 0) return;
@@ -154,7 +154,7 @@ void attention_kernel(KernelContext& ctx) {
     const float* pv = a.packed ? pq + a.v_offset : ctx.input(2).data<float>();
     const int64_t ev = out.shape()[2];
     float* po = out.data<float>();
-    const bool vector_heads = sk > 0 && attention_head_supported(dv);
+    const bool vector_heads = sk > 0 && attention_head_supported(sq, dv);
     const size_t per_head = vector_heads ? attention_head_scratch(sk, d) : static_cast<size_t>(sq * sk);
     auto* scratch = static_cast<float*>(ctx.workspace(sizeof(float) * static_cast<size_t>(batch * heads) * per_head));
     parallel_for(batch * heads, 1, [&](int64_t begin, int64_t end) {
