@@ -123,24 +123,17 @@ __attribute__((target("avx2,fma"))) void head_avx2(const AttentionHead& h, float
 
 // The kernel follows the f32 product kernel's choice (INFER_FLOAT_GEMM lowers it, so tests run
 // each width, and the sgemm path under blas, on one machine).
-bool attention_head_supported(int64_t sq, int64_t dv) {
-    if (sq < kBlockRows) return false;
+AttentionHeadKernel attention_head_kernel(int64_t sq, int64_t dv) {
+    if (sq < kBlockRows) return nullptr;
     switch (f32_gemm_kernel()) {
-        case FloatGemmKernel::avx512: return dv % 16 == 0;
-        case FloatGemmKernel::avx2: return dv % 8 == 0;
-        default: return false;
+        case FloatGemmKernel::avx512: return dv % 16 == 0 ? head_avx512 : nullptr;
+        case FloatGemmKernel::avx2: return dv % 8 == 0 ? head_avx2 : nullptr;
+        default: return nullptr;
     }
 }
 
 size_t attention_head_scratch(int64_t sk, int64_t d) {
     return static_cast<size_t>((d + kBlockRows) * padded_keys(sk) + kBlockRows * d);
-}
-
-void attention_head(const AttentionHead& head, float* scratch) {
-    if (f32_gemm_kernel() == FloatGemmKernel::avx512)
-        head_avx512(head, scratch);
-    else
-        head_avx2(head, scratch);
 }
 
 }  // namespace infer::cpu

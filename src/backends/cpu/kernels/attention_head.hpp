@@ -23,15 +23,16 @@ struct AttentionHead {
     int64_t bias_row, bias_column;
 };
 
-// Whether the f32 product kernel in use (packed_float_gemm.hpp: avx512 or avx2) has a vector
-// kernel for heads of `dv` values (a whole number of its vectors) and `sq` queries. A decode
-// step's few queries (fewer than a block of 8) keep sgemm: transposing every key for one query
-// row would read and write the keys twice more, and its scratch would grow from Sk floats a
-// head to (d + 8) · Sk.
-bool attention_head_supported(int64_t sq, int64_t dv);
+// One head; `scratch` holds attention_head_scratch(sk, d) floats.
+using AttentionHeadKernel = void (*)(const AttentionHead& head, float* scratch);
+
+// The vector kernel of the f32 product kernel in use (packed_float_gemm.hpp: avx512 or avx2)
+// for heads of `dv` values (a whole number of its vectors) and `sq` queries, or null. Chosen
+// once per run, not per head (the choice reads INFER_FLOAT_GEMM). A decode step's few queries
+// (fewer than a block of 8) keep sgemm: transposing every key for one query row would read and
+// write the keys twice more, and its scratch would grow from Sk floats a head to (d + 8) · Sk.
+AttentionHeadKernel attention_head_kernel(int64_t sq, int64_t dv);
 // Floats of scratch one head needs (keys transposed, a block's scores, a padded block of Q).
 size_t attention_head_scratch(int64_t sk, int64_t d);
-// One head; `scratch` holds attention_head_scratch(sk, d) floats.
-void attention_head(const AttentionHead& head, float* scratch);
 
 }  // namespace infer::cpu

@@ -10,6 +10,7 @@
 #include "backends/cpu/kernels/cpu_features.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 #include "backends/cpu/kernels/transpose8x8.hpp"
+#include "backends/cpu/kernels/vector_lanes.hpp"
 
 #include <immintrin.h>
 
@@ -183,28 +184,6 @@ struct DepthwisePlanes {
     int count;
 };
 
-// L floats as one GCC vector (an attribute on an alias template would be dropped: spelled per L).
-template <int L>
-struct LaneVector;
-template <>
-struct LaneVector<8> {
-    typedef float type __attribute__((vector_size(32)));
-};
-template <>
-struct LaneVector<16> {
-    typedef float type __attribute__((vector_size(64)));
-};
-template <int L>
-using Lanes = typename LaneVector<L>::type;
-
-// Through memory, not a return value: a 64-byte vector returned from a function compiled without
-// AVX-512 would change the ABI (the callers here all inline it into AVX-512 or AVX2 code).
-template <int L>
-__attribute__((always_inline)) inline void load_lanes(Lanes<L>& v, const float* p) {
-    static_assert(sizeof v == L * sizeof(float));
-    __builtin_memcpy(&v, p, sizeof v);
-}
-
 // The sums of every output position, L lanes each, from the padded interleaved input; K > 0:
 // a K x K kernel, its taps' vectors held in registers. Compiled for the caller's instruction set
 // (always inline into a function with a target).
@@ -213,22 +192,21 @@ __attribute__((always_inline)) inline void lane_sums(const float* x, int64_t col
                                                      float* y) {
     const SpatialAxis &h = g.axes[0], &v = g.axes[1];
     const int64_t kh = K > 0 ? K : h.kernel, kw = K > 0 ? K : v.kernel;
-    Lanes<L> held[K > 0 ? K * K : 1];
+    FloatLanes<L> held[K > 0 ? K * K : 1];
     if constexpr (K > 0)
-        for (int t = 0; t < K * K; ++t) load_lanes<L>(held[t], taps + t * L);
+        for (int t = 0; t < K * K; ++t) held[t] = load_lanes<FloatLanes<L>>(taps + t * L);
     for (int64_t oh = 0; oh < h.out; ++oh)
         for (int64_t ow = 0; ow < v.out; ++ow) {
             const float* top = x + (oh * h.stride * columns + ow * v.stride) * L;
-            Lanes<L> sum{};
+            FloatLanes<L> sum{};
             for (int64_t ki = 0; ki < kh; ++ki)
                 for (int64_t kj = 0; kj < kw; ++kj) {
-                    Lanes<L> tap, in;
+                    FloatLanes<L> tap;
                     if constexpr (K > 0) tap = held[ki * kw + kj];
-                    else load_lanes<L>(tap, taps + (ki * kw + kj) * L);
-                    load_lanes<L>(in, top + (ki * h.dilation * columns + kj * v.dilation) * L);
-                    sum += tap * in;
+                    else tap = load_lanes<FloatLanes<L>>(taps + (ki * kw + kj) * L);
+                    sum += tap * load_lanes<FloatLanes<L>>(top + (ki * h.dilation * columns + kj * v.dilation) * L);
                 }
-            __builtin_memcpy(y + (oh * v.out + ow) * L, &sum, sizeof sum);
+            store_lanes(y + (oh * v.out + ow) * L, sum);
         }
 }
 

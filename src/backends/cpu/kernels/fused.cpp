@@ -154,8 +154,8 @@ void attention_kernel(KernelContext& ctx) {
     const float* pv = a.packed ? pq + a.v_offset : ctx.input(2).data<float>();
     const int64_t ev = out.shape()[2];
     float* po = out.data<float>();
-    const bool vector_heads = sk > 0 && attention_head_supported(sq, dv);
-    const size_t per_head = vector_heads ? attention_head_scratch(sk, d) : static_cast<size_t>(sq * sk);
+    const AttentionHeadKernel vector_head = sk > 0 ? attention_head_kernel(sq, dv) : nullptr;
+    const size_t per_head = vector_head ? attention_head_scratch(sk, d) : static_cast<size_t>(sq * sk);
     auto* scratch = static_cast<float*>(ctx.workspace(sizeof(float) * static_cast<size_t>(batch * heads) * per_head));
     parallel_for(batch * heads, 1, [&](int64_t begin, int64_t end) {
         for (int64_t bh = begin; bh < end; ++bh) {
@@ -166,8 +166,8 @@ void attention_kernel(KernelContext& ctx) {
             const float* head_bias = bias ? bias + b * bs[0] + h * bs[1] : nullptr;
             float* o = po + b * sq * ev + h * dv;
             float* s = scratch + static_cast<size_t>(bh) * per_head;
-            if (vector_heads) {
-                attention_head({q, k, v, o, a.q_row, a.k_row, a.v_row, ev, sq, sk, d, dv, scale, head_bias, bs[2], bs[3]}, s);
+            if (vector_head) {
+                vector_head({q, k, v, o, a.q_row, a.k_row, a.v_row, ev, sq, sk, d, dv, scale, head_bias, bs[2], bs[3]}, s);
                 continue;
             }
             sgemm_serial(false, true, sq, sk, d, scale, q, a.q_row, k, a.k_row, 0.0f, s, sk);

@@ -11,10 +11,28 @@
 #include <cstring>
 
 // Passing a 32- or 64-byte vector to a function compiled without AVX would change the ABI;
-// these functions are only ever inlined into callers that have it.
+// these functions are only ever inlined into callers that have it. The warning stays off for the
+// rest of the includer on purpose: its own vector helpers (vector_exp.hpp, the kernels' lane
+// templates) take and return these types the same way, and GCC reports them at their own
+// lines, so a push/pop here would let every one of them warn. Include this only in vector kernels.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace infer::cpu {
+
+// L floats as one vector, for code templated on a lane count (an attribute on an alias template
+// would be dropped: spelled per width). FloatLanes<8> is __m256's type, FloatLanes<16> __m512's.
+template <int L>
+struct FloatVector;
+template <>
+struct FloatVector<8> {
+    typedef float type __attribute__((vector_size(32)));
+};
+template <>
+struct FloatVector<16> {
+    typedef float type __attribute__((vector_size(64)));
+};
+template <int L>
+using FloatLanes = typename FloatVector<L>::type;
 
 // The i32 vector of V's width, for bit work on V's lanes; (V) and (IntLanes<V>) casts between
 // the two reinterpret the bits.
