@@ -2,10 +2,11 @@
 
 #include "backends/cpu/kernels/packed_float_gemm.hpp"
 #include "backends/cpu/kernels/transpose8x8.hpp"
-#include "backends/cpu/kernels/neural_normalization.hpp"
+#include "backends/cpu/kernels/vector_exp.hpp"
 #include "backends/cpu/kernels/vector_lanes.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace infer::cpu {
 
@@ -56,11 +57,58 @@ template <class V, int64_t C>
 // column c0.
 template <class V, int64_t C>
 [[gnu::always_inline]] inline void block_values(const float* p, int64_t skp, const float* v, int64_t v_row,
-                                                int64_t sk, int64_t c0, float* out, int64_t out_row, int64_t rows) {
+                                                int64_t sk, int64_t c0, const float (&inverse)[kBlockRows], float* out,
+                                                int64_t out_row, int64_t rows) {
     V acc[kBlockRows][C];
     block_product<V, C>(p, skp, v + c0, v_row, sk, acc);
     for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < C; ++c) store_lanes(out + r * out_row + c0 + c * kLanes<V>, acc[r][c]);
+        for (int64_t c = 0; c < C; ++c) store_lanes(out + r * out_row + c0 + c * kLanes<V>, acc[r][c] * inverse[r]);
+}
+
+// The softmax of a block's score rows s [kBlockRows, skp], `rows` of them real: each row plus
+// its bias becomes e^(x - the row's largest) in place, and inverse[r] is 1 / the row's sum,
+// applied to the row's outputs (dv values) instead of to its Sk probabilities. Several rows go
+// side by side through each pass, so that their dependent chains (the largest, the exps, the
+// sum) overlap; row by row, through softmax_row, the block's softmax took as long as its two
+// products. Keys past sk are -inf here, so the passes run over whole vectors.
+template <class V>
+[[gnu::always_inline]] inline void block_softmax(float* s, int64_t skp, const AttentionHead& h, int64_t i0,
+                                                 int64_t rows, float (&inverse)[kBlockRows]) {
+    constexpr int64_t L = kLanes<V>;
+    // Rows at a time: AVX2's 16 registers hold 4 rows' sums and largest values beside exp's own.
+    constexpr int64_t R = L == 16 ? 8 : 4;
+    for (int64_t r = 0; r < kBlockRows; ++r) {
+        float* row = s + r * skp;
+        if (h.bias && r < rows) {
+            const float* bias = h.bias + (i0 + r) * h.bias_row;
+            if (h.bias_column == 1)
+                for (int64_t j = 0; j < h.sk; ++j) row[j] += bias[j];
+            else
+                for (int64_t j = 0; j < h.sk; ++j) row[j] += bias[j * h.bias_column];
+        }
+        std::fill(row + h.sk, row + skp, -std::numeric_limits<float>::infinity());
+    }
+    for (int64_t r0 = 0; r0 < kBlockRows; r0 += R) {
+        float* first = s + r0 * skp;
+        V largest[R], sums[R];
+        for (V& m : largest) m = splat<V>(-std::numeric_limits<float>::infinity());
+        for (V& sum : sums) sum = splat<V>(0.0f);
+        for (int64_t j = 0; j < skp; j += L)
+            for (int64_t r = 0; r < R; ++r) {
+                const V x = load_lanes<V>(first + r * skp + j);
+                largest[r] = x > largest[r] ? x : largest[r];
+            }
+        float top[R];
+        for (int64_t r = 0; r < R; ++r) top[r] = lane_max(largest[r]);
+        for (int64_t j = 0; j < skp; j += L)
+            for (int64_t r = 0; r < R; ++r) {
+                float* at = first + r * skp + j;
+                const V e = exp_lanes(load_lanes<V>(at) - top[r]);
+                store_lanes(at, e);
+                sums[r] += e;
+            }
+        for (int64_t r = 0; r < R; ++r) inverse[r0 + r] = 1.0f / lane_sum(sums[r]);
+    }
 }
 
 // kt[t, j] = K[j, t] for j < sk, zero up to skp: 8 × 8 blocks transposed in registers where d
@@ -101,14 +149,15 @@ template <class V>
             q_row = h.d;
         }
         block_scores<V, kStepVectors<V>>(q, q_row, kt, skp, h.d, h.scale, s);
-        for (int64_t r = 0; r < rows; ++r)
-            biased_softmax_rows(s + r * skp, 1, h.sk, h.bias ? h.bias + (i0 + r) * h.bias_row : nullptr, 0, h.bias_column);
+        float inverse[kBlockRows];
+        block_softmax<V>(s, skp, h, i0, rows, inverse);
         constexpr int64_t step = kStepVectors<V> * kLanes<V>;
         float* out = h.out + i0 * h.out_row;
         int64_t c0 = 0;
         for (; c0 + step <= h.dv; c0 += step)
-            block_values<V, kStepVectors<V>>(s, skp, h.v, h.v_row, h.sk, c0, out, h.out_row, rows);
-        for (; c0 < h.dv; c0 += kLanes<V>) block_values<V, 1>(s, skp, h.v, h.v_row, h.sk, c0, out, h.out_row, rows);
+            block_values<V, kStepVectors<V>>(s, skp, h.v, h.v_row, h.sk, c0, inverse, out, h.out_row, rows);
+        for (; c0 < h.dv; c0 += kLanes<V>)
+            block_values<V, 1>(s, skp, h.v, h.v_row, h.sk, c0, inverse, out, h.out_row, rows);
     }
 }
 

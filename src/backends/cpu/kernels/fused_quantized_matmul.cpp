@@ -58,54 +58,66 @@ void dequantize_row(const int32_t* acc, int32_t zero, const int32_t* sums, float
     }
 }
 
-// The same a vector of columns at a time, and GELU too while the values are in registers (a
-// pass of its own over the tile, after, took 9% of an int8 MiniLM run on a Zen 3). The last
-// columns go through the same vector steps on zero-padded copies, so that a column's value does
-// not depend on where a tile's edge falls (a tail in scalar code, compiled without FMA, rounded
-// differently from the vector lanes).
+// One tile's rows the same way, a vector of columns at a time, and GELU too while the values
+// are in registers (a pass of its own over the tile, after, took 9% of an int8 MiniLM run on a
+// Zen 3). A vector of columns' sums, scales and bias is loaded once for all the tile's rows:
+// called per row, the epilogue spent as much in its calls and constants as in its arithmetic
+// (a tile row is 4 vectors). The last columns go through the same vector steps on zero-padded
+// copies, so that a column's value does not depend on where a tile's edge falls (a tail in
+// scalar code, compiled without FMA, rounded differently from the vector lanes).
+struct DequantizeTile {
+    const int32_t* acc;
+    int64_t ld;            // acc's row step
+    int64_t rows, cols;
+    const int32_t* zero;   // per row
+    const float* scale;    // per row
+    const int32_t* sums;   // per column: Σ_k Wq[k, c]
+    const float* scales;   // per column
+    const float* bias;     // per column, or null
+    bool relu, gelu;
+    float* out;
+    int64_t out_ld;
+};
+
 template <class V>
-[[gnu::always_inline]] inline V dequantized_lanes(const int32_t* acc, int32_t zero, const int32_t* sums, float scale,
-                                                  const float* scales, const float* bias, bool relu, bool gelu) {
-    const IntLanes<V> corrected = load_int_lanes<V>(acc) - zero * load_int_lanes<V>(sums);
-    V v = __builtin_convertvector(corrected, V) * (scale * load_lanes<V>(scales));
-    if (bias) v += load_lanes<V>(bias);
+[[gnu::always_inline]] inline V dequantized_lanes(IntLanes<V> acc, int32_t zero, IntLanes<V> sums, float scale, V scales,
+                                                  V bias, bool relu, bool gelu) {
+    V v = __builtin_convertvector(acc - zero * sums, V) * (scale * scales) + bias;
     if (relu) v = v > 0.0f ? v : 0.0f;
     if (gelu) v = gelu_lanes(v);
     return v;
 }
 
 template <class V>
-[[gnu::always_inline]] inline void dequantize_row_lanes(const int32_t* acc, int32_t zero, const int32_t* sums,
-                                                        float scale, const float* scales, const float* bias,
-                                                        bool relu, bool gelu, float* out, int64_t cols) {
+[[gnu::always_inline]] inline void dequantize_tile_lanes(const DequantizeTile& t) {
     constexpr int64_t lanes = kLanes<V>;
     int64_t c = 0;
-    for (; c + lanes <= cols; c += lanes)
-        store_lanes(out + c, dequantized_lanes<V>(acc + c, zero, sums + c, scale, scales + c, bias ? bias + c : nullptr,
-                                                  relu, gelu));
-    if (c == cols) return;
-    const int64_t rest = cols - c;
-    int32_t acc_rest[lanes] = {}, sums_rest[lanes] = {};
+    for (; c + lanes <= t.cols; c += lanes) {
+        const IntLanes<V> sums = load_int_lanes<V>(t.sums + c);
+        const V scales = load_lanes<V>(t.scales + c), bias = t.bias ? load_lanes<V>(t.bias + c) : splat<V>(0.0f);
+        for (int64_t r = 0; r < t.rows; ++r)
+            store_lanes(t.out + r * t.out_ld + c, dequantized_lanes<V>(load_int_lanes<V>(t.acc + r * t.ld + c), t.zero[r],
+                                                                       sums, t.scale[r], scales, bias, t.relu, t.gelu));
+    }
+    if (c == t.cols) return;
+    const int64_t rest = t.cols - c;
+    int32_t sums_rest[lanes] = {}, acc_rest[lanes] = {};
     float scales_rest[lanes] = {}, bias_rest[lanes] = {}, out_rest[lanes];
-    std::copy_n(acc + c, rest, acc_rest);
-    std::copy_n(sums + c, rest, sums_rest);
-    std::copy_n(scales + c, rest, scales_rest);
-    if (bias) std::copy_n(bias + c, rest, bias_rest);
-    store_lanes(out_rest, dequantized_lanes<V>(acc_rest, zero, sums_rest, scale, scales_rest, bias ? bias_rest : nullptr,
-                                               relu, gelu));
-    std::copy_n(out_rest, rest, out + c);
+    std::copy_n(t.sums + c, rest, sums_rest);
+    std::copy_n(t.scales + c, rest, scales_rest);
+    if (t.bias) std::copy_n(t.bias + c, rest, bias_rest);
+    const IntLanes<V> sums = load_int_lanes<V>(sums_rest);
+    const V scales = load_lanes<V>(scales_rest), bias = load_lanes<V>(bias_rest);
+    for (int64_t r = 0; r < t.rows; ++r) {
+        std::copy_n(t.acc + r * t.ld + c, rest, acc_rest);
+        store_lanes(out_rest, dequantized_lanes<V>(load_int_lanes<V>(acc_rest), t.zero[r], sums, t.scale[r], scales, bias,
+                                                   t.relu, t.gelu));
+        std::copy_n(out_rest, rest, t.out + r * t.out_ld + c);
+    }
 }
 
-__attribute__((target("avx2,fma"))) void dequantize_row_avx2(const int32_t* acc, int32_t zero, const int32_t* sums,
-                                                             float scale, const float* scales, const float* bias,
-                                                             bool relu, bool gelu, float* out, int64_t cols) {
-    dequantize_row_lanes<__m256>(acc, zero, sums, scale, scales, bias, relu, gelu, out, cols);
-}
-__attribute__((target("avx512f"))) void dequantize_row_avx512(const int32_t* acc, int32_t zero, const int32_t* sums,
-                                                              float scale, const float* scales, const float* bias,
-                                                              bool relu, bool gelu, float* out, int64_t cols) {
-    dequantize_row_lanes<__m512>(acc, zero, sums, scale, scales, bias, relu, gelu, out, cols);
-}
+__attribute__((target("avx2,fma"))) void dequantize_tile_avx2(const DequantizeTile& t) { dequantize_tile_lanes<__m256>(t); }
+__attribute__((target("avx512f"))) void dequantize_tile_avx512(const DequantizeTile& t) { dequantize_tile_lanes<__m512>(t); }
 
 struct Dequantize {
     const QuantizedRows* rows;
@@ -120,21 +132,20 @@ struct Dequantize {
         static const bool avx512 = has_avx512f_vl(), avx2 = has_avx2_fma();
         const auto& d = *static_cast<const Dequantize*>(self);
         const bool relu = d.activation == RowActivation::relu, gelu = avx2 && d.activation == RowActivation::gelu;
-        for (int64_t r = 0; r < rows; ++r) {
-            float* out = d.y + (row0 + r) * d.n + col0;
-            const int32_t zero = d.rows->zero[row0 + r];
-            const float scale = d.rows->scale[row0 + r];
-            const float* bias = d.bias ? d.bias + col0 : nullptr;
-            if (avx512)
-                dequantize_row_avx512(acc + r * ld, zero, d.column_sums + col0, scale, d.column_scales + col0, bias,
-                                      relu, gelu, out, cols);
-            else if (avx2)
-                dequantize_row_avx2(acc + r * ld, zero, d.column_sums + col0, scale, d.column_scales + col0, bias, relu,
-                                    gelu, out, cols);
-            else
-                dequantize_row(acc + r * ld, zero, d.column_sums + col0, scale, d.column_scales + col0, bias, relu, out, 0, cols);
-            if (!relu && !gelu) activate_row(out, cols, d.activation);
+        const float* bias = d.bias ? d.bias + col0 : nullptr;
+        float* out = d.y + row0 * d.n + col0;
+        const DequantizeTile t{acc,  ld,   rows, cols, d.rows->zero + row0, d.rows->scale + row0, d.column_sums + col0,
+                               d.column_scales + col0, bias, relu, gelu, out, d.n};
+        if (avx512) {
+            dequantize_tile_avx512(t);
+        } else if (avx2) {
+            dequantize_tile_avx2(t);
+        } else {
+            for (int64_t r = 0; r < rows; ++r)
+                dequantize_row(acc + r * ld, t.zero[r], t.sums, t.scale[r], t.scales, bias, relu, out + r * d.n, 0, cols);
         }
+        if (!relu && !gelu)
+            for (int64_t r = 0; r < rows; ++r) activate_row(out + r * d.n, cols, d.activation);
     }
 };
 

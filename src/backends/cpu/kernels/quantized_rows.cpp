@@ -3,22 +3,23 @@
 #include "backends/cpu/kernels/cpu_features.hpp"
 
 #include "backends/cpu/kernels/parallel.hpp"
+#include "backends/cpu/kernels/vector_lanes.hpp"
 
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace infer::cpu {
 
 namespace {
 
-// Round to nearest even for |v| < 2^22: adding and taking away 1.5 · 2^23 leaves v rounded in
-// f32's own arithmetic, which compilers vectorize (std::nearbyint they call per element).
-inline float round_even(float v) {
-    constexpr float magic = 12582912.0f;
-    return (v + magic) - magic;
-}
+// x · inverse rounded to the nearest integer, ties to even (the default rounding mode). Not the
+// add-and-subtract-1.5·2^23 trick: with FMA the compiler fuses the product into that add, which
+// then rounds the exact product, and a product near a tie could land on the other integer than
+// in the vector paths, which round the product first.
+inline float round_product(float x, float inverse) { return std::nearbyint(x * inverse); }
 
 // Into [0, 255]; NaN to 0 (a cast of NaN to an integer is undefined).
 inline float to_u8_range(float v) { return v > 0.0f ? (v < 255.0f ? v : 255.0f) : 0.0f; }
@@ -39,50 +40,84 @@ void scale_and_zero(float low, float high, float& scale, float& inverse, float& 
     scale = (high - low) / 255.0f;
     if (!(scale > 0.0f)) scale = 1.0f;  // an all-zero row
     inverse = 1.0f / scale;
-    zero = to_u8_range(round_even(-low * inverse));
+    zero = to_u8_range(round_product(-low, inverse));
 }
 
 // One row's values with a given scale (as its inverse) and zero point, for any CPU.
 void quantize_values(const float* in, int64_t k, int64_t stride, uint8_t* out, float inverse, float zero) {
-    for (int64_t j = 0; j < k; ++j) out[j] = static_cast<uint8_t>(to_u8_range(round_even(in[j] * inverse) + zero));
+    for (int64_t j = 0; j < k; ++j) out[j] = static_cast<uint8_t>(to_u8_range(round_product(in[j], inverse) + zero));
     std::memset(out + k, 0, static_cast<size_t>(stride - k));
 }
 
-__attribute__((target("avx2"))) void range_avx2(const float* in, int64_t k, float& low, float& high) {
-    // min/max with the value second: a NaN operand gives the accumulator back, so NaN is ignored.
-    __m256 lo8 = _mm256_setzero_ps(), hi8 = _mm256_setzero_ps();
+// The least and greatest of in[0, k) and 0 in V's lanes. `v < low ? v : low` keeps the
+// accumulator where v is NaN, so NaN is ignored.
+template <class V>
+[[gnu::always_inline]] inline void range_lanes(const float* in, int64_t k, float& low, float& high) {
+    V lo = splat<V>(0.0f), hi = splat<V>(0.0f);
     int64_t j = 0;
-    for (; j + 8 <= k; j += 8) {
-        const __m256 v = _mm256_loadu_ps(in + j);
-        lo8 = _mm256_min_ps(v, lo8);
-        hi8 = _mm256_max_ps(v, hi8);
+    for (; j + kLanes<V> <= k; j += kLanes<V>) {
+        const V v = load_lanes<V>(in + j);
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
     }
-    alignas(32) float lows[8], highs[8];
-    _mm256_store_ps(lows, lo8);
-    _mm256_store_ps(highs, hi8);
-    float lo = 0.0f, hi = 0.0f;
-    for (int i = 0; i < 8; ++i) lo = std::min(lo, lows[i]), hi = std::max(hi, highs[i]);
-    for (int64_t t = j; t < k; ++t) lo = std::min(lo, in[t]), hi = std::max(hi, in[t]);
-    low = lo;
-    high = hi;
+    float l = -lane_max(-lo), h = lane_max(hi);
+    for (; j < k; ++j) l = std::min(l, in[j]), h = std::max(h, in[j]);
+    low = l;
+    high = h;
 }
 
-// The same eight values at a time, with the same f32 operations (x · inverse rounded to nearest
-// even, + zero, clamped; NaN to 0 as to_u8_range does), so the same bytes.
+// N bytes as one vector (the attribute on a dependent alias would be dropped: spelled per N).
+template <int N>
+struct ByteVector;
+template <>
+struct ByteVector<8> {
+    typedef uint8_t type __attribute__((vector_size(8)));
+};
+template <>
+struct ByteVector<16> {
+    typedef uint8_t type __attribute__((vector_size(16)));
+};
+
+// Each lane of x · inverse rounded to the nearest integer, ties to even, for |x · inverse| <
+// 2^22: adding and taking away 1.5 · 2^23. The empty asm holds the product in a register, so
+// the compiler cannot fuse it into the add (an FMA would round the exact product instead).
+template <class V>
+[[gnu::always_inline]] inline V rounded_product(V x, float inverse) {
+    V product = x * inverse;
+    asm("" : "+v"(product));
+    return (product + 12582912.0f) - 12582912.0f;
+}
+
+// The same as quantize_values a vector at a time, with the same f32 operations (x · inverse
+// rounded to nearest even, + zero, clamped; NaN to 0 as to_u8_range does), so the same bytes.
+template <class V>
+[[gnu::always_inline]] inline void quantize_values_lanes(const float* in, int64_t k, int64_t stride, uint8_t* out,
+                                                         float inverse, float zero) {
+    using Bytes = typename ByteVector<kLanes<V>>::type;
+    int64_t j = 0;
+    for (; j + kLanes<V> <= k; j += kLanes<V>) {
+        V q = rounded_product(load_lanes<V>(in + j), inverse) + zero;
+        q = q > 0.0f ? (q < 255.0f ? q : 255.0f) : 0.0f;
+        const Bytes bytes = __builtin_convertvector(__builtin_convertvector(q, IntLanes<V>), Bytes);
+        std::memcpy(out + j, &bytes, sizeof bytes);
+    }
+    for (; j < k; ++j) out[j] = static_cast<uint8_t>(to_u8_range(round_product(in[j], inverse) + zero));
+    std::memset(out + k, 0, static_cast<size_t>(stride - k));
+}
+
+__attribute__((target("avx2,fma"))) void range_avx2(const float* in, int64_t k, float& low, float& high) {
+    range_lanes<__m256>(in, k, low, high);
+}
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void range_avx512(const float* in, int64_t k, float& low, float& high) {
+    range_lanes<__m512>(in, k, low, high);
+}
 __attribute__((target("avx2,fma"))) void quantize_values_avx2(const float* in, int64_t k, int64_t stride, uint8_t* out,
                                                               float inverse, float zero) {
-    const __m256 inv8 = _mm256_set1_ps(inverse), zero8 = _mm256_set1_ps(zero), top = _mm256_set1_ps(255.0f);
-    const __m256 floor = _mm256_setzero_ps();
-    int64_t j = 0;
-    for (; j + 8 <= k; j += 8) {
-        __m256 q = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(in + j), inv8), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        q = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(q, zero8), floor), top);  // max(NaN, 0) is 0
-        const __m256i i32 = _mm256_cvtps_epi32(q);
-        const __m128i i16 = _mm_packus_epi32(_mm256_castsi256_si128(i32), _mm256_extracti128_si256(i32, 1));
-        _mm_storel_epi64(reinterpret_cast<__m128i*>(out + j), _mm_packus_epi16(i16, i16));
-    }
-    for (; j < k; ++j) out[j] = static_cast<uint8_t>(to_u8_range(round_even(in[j] * inverse) + zero));
-    std::memset(out + k, 0, static_cast<size_t>(stride - k));
+    quantize_values_lanes<__m256>(in, k, stride, out, inverse, zero);
+}
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void quantize_values_avx512(const float* in, int64_t k, int64_t stride,
+                                                                                 uint8_t* out, float inverse, float zero) {
+    quantize_values_lanes<__m512>(in, k, stride, out, inverse, zero);
 }
 
 // Rows of X quantized by `row_range(row, low, high)`'s range each, in parallel.
@@ -94,14 +129,16 @@ QuantizedRows quantize_each_row(const float* x, int64_t rows, int64_t k, int64_t
     QuantizedRows q{base, nullptr, nullptr};
     q.scale = reinterpret_cast<float*>(base + align64(r * static_cast<size_t>(stride)));
     q.zero = reinterpret_cast<int32_t*>(reinterpret_cast<uint8_t*>(q.scale) + align64(r * sizeof(float)));
-    const bool avx2 = has_avx2_fma();
+    static const bool avx512 = has_avx512_bw(), avx2 = has_avx2_fma();
     parallel_for(rows, grain_for(k), [&](int64_t begin, int64_t end) {
         for (int64_t row = begin; row < end; ++row) {
             const float* in = x + row * k;
             float low = 0, high = 0, scale = 1, inverse = 1, zero = 0;
             row_range(in, low, high);
             scale_and_zero(low, high, scale, inverse, zero);
-            if (avx2)
+            if (avx512)
+                quantize_values_avx512(in, k, stride, q.values + row * stride, inverse, zero);
+            else if (avx2)
                 quantize_values_avx2(in, k, stride, q.values + row * stride, inverse, zero);
             else
                 quantize_values(in, k, stride, q.values + row * stride, inverse, zero);
@@ -115,7 +152,11 @@ QuantizedRows quantize_each_row(const float* x, int64_t rows, int64_t k, int64_t
 }  // namespace
 
 void range_with_zero(const float* x, int64_t n, float& low, float& high) {
-    const bool avx2 = has_avx2();
+    static const bool avx512 = has_avx512_bw(), avx2 = has_avx2_fma();
+    if (avx512) {
+        range_avx512(x, n, low, high);
+        return;
+    }
     if (avx2) {
         range_avx2(x, n, low, high);
         return;

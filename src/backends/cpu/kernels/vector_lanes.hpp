@@ -77,18 +77,36 @@ template <class V>
 template <class V>
 inline constexpr int64_t kLanes = static_cast<int64_t>(sizeof(V) / sizeof(float));
 
-// The largest and the sum of V's lanes.
+// The lower and upper halves of a vector of 16, 8 or 4 lanes, as vectors of half the width.
+template <class V>
+[[gnu::always_inline]] inline auto lower_half(V v) {
+    if constexpr (kLanes<V> == 16) return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
+    else if constexpr (kLanes<V> == 8) return __builtin_shufflevector(v, v, 0, 1, 2, 3);
+    else return __builtin_shufflevector(v, v, 0, 1);
+}
+template <class V>
+[[gnu::always_inline]] inline auto upper_half(V v) {
+    if constexpr (kLanes<V> == 16) return __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    else if constexpr (kLanes<V> == 8) return __builtin_shufflevector(v, v, 4, 5, 6, 7);
+    else return __builtin_shufflevector(v, v, 2, 3);
+}
+
+// The largest and the sum of V's lanes, halving the vector each step: log2(lanes) dependent
+// operations, where a lane-by-lane loop made a chain of 15 (about 45 cycles a softmax row, for
+// each of the two, a quarter of a 128-key row's time).
 template <class V>
 [[gnu::always_inline]] inline float lane_max(V v) {
-    float top = v[0];
-    for (int64_t j = 1; j < kLanes<V>; ++j) top = v[j] > top ? v[j] : top;
-    return top;
+    if constexpr (kLanes<V> == 2) {
+        return v[0] > v[1] ? v[0] : v[1];
+    } else {
+        const auto low = lower_half(v), high = upper_half(v);
+        return lane_max(low > high ? low : high);
+    }
 }
 template <class V>
 [[gnu::always_inline]] inline float lane_sum(V v) {
-    float sum = 0;
-    for (int64_t j = 0; j < kLanes<V>; ++j) sum += v[j];
-    return sum;
+    if constexpr (kLanes<V> == 2) return v[0] + v[1];
+    else return lane_sum(lower_half(v) + upper_half(v));
 }
 
 }  // namespace infer::cpu
