@@ -1,13 +1,16 @@
-// Attention in bf16 where the CPU has AVX512_BF16: both per-head products on the bf16 product
-// kernel (packed_float_gemm.hpp: vdpbf16ps, or AMX tiles where usable) straight from the bf16 Q,
-// K and V, instead of widening all three to f32 and narrowing the output at the kernel's
-// boundary. Per batch and head:
+// Attention in bf16 where the CPU has AMX: both per-head products on AMX tiles (the bf16 product
+// kernel, packed_float_gemm.hpp) straight from the bf16 Q, K and V, instead of widening all three
+// to f32 and narrowing the output at the kernel's boundary. Per batch and head:
 //   S = scale · Q·Kᵀ   Kᵀ packed from K's rows, whose pairs along the head are side by side;
 //   P = softmax(S + bias) in f32, then rounded to bf16 (the probabilities' 8 bits of mantissa
 //       are what a bf16 session computes in anyway);
 //   O = P·V            V packed a pair of keys at a time; O narrowed to bf16 per tile.
-// Elsewhere (no AVX512_BF16, other dtypes, a decode step's few queries) the kernel registered
-// before runs.
+// Elsewhere (no AMX, other dtypes, a decode step's few queries) the kernel registered before
+// runs: the f32 kernel (attention_head.hpp) between widened inputs and a narrowed output. With
+// vdpbf16ps instead of AMX (AVX512_BF16 alone, a Zen 5), packing each head's K and V cost more
+// than the twice-as-fast products gave back: DistilBERT at batch 8 spent 17.9–18.3 ms in
+// Attention widened against 21.6–24.9 here (2 Zen 5 cores, alternating builds); on an AMX Xeon
+// this kernel was the faster one (26.6 against 29.9 ms).
 #include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/broadcast.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
@@ -106,7 +109,8 @@ void register_bf16_attention_kernel(KernelRegistry& registry) {
         // widening them (the kernel before) measured faster (GPT-2 small, batch 8: 600 against
         // 400 tokens/s).
         const bool few_queries = node.input_shapes[0].rank() == 3 && node.input_shapes[0][1] <= kStreamRows;
-        if (all_bf16 && bias_ok && !few_queries && bf16_gemm_kernel() != FloatGemmKernel::blas)
+        // Only on AMX (see the top of this file).
+        if (all_bf16 && bias_ok && !few_queries && bf16_gemm_kernel() == FloatGemmKernel::amx_bf16)
             return std::make_unique<Bf16Attention>(c);
         return previous(c);
     });
