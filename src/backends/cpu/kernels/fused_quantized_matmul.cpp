@@ -50,8 +50,8 @@ Tensor quantize_weight(const Int8WeightLayout& layout, const Tensor& w) {
 
 // One row of a tile: out[c] = (acc[c] - zero · sums[c]) · scale · scales[c] + bias[c], ReLU'd.
 void dequantize_row(const int32_t* acc, int32_t zero, const int32_t* sums, float scale, const float* scales,
-                    const float* bias, bool relu, float* out, int64_t begin, int64_t cols) {
-    for (int64_t c = begin; c < cols; ++c) {
+                    const float* bias, bool relu, float* out, int64_t cols) {
+    for (int64_t c = 0; c < cols; ++c) {
         float v = static_cast<float>(acc[c] - zero * sums[c]) * (scale * scales[c]);
         if (bias) v += bias[c];
         out[c] = relu ? std::max(v, 0.0f) : v;
@@ -142,7 +142,7 @@ struct Dequantize {
             dequantize_tile_avx2(t);
         } else {
             for (int64_t r = 0; r < rows; ++r)
-                dequantize_row(acc + r * ld, t.zero[r], t.sums, t.scale[r], t.scales, bias, relu, out + r * d.n, 0, cols);
+                dequantize_row(acc + r * ld, t.zero[r], t.sums, t.scale[r], t.scales, bias, relu, out + r * d.n, cols);
         }
         if (!relu && !gelu)
             for (int64_t r = 0; r < rows; ++r) activate_row(out + r * d.n, cols, d.activation);
