@@ -66,18 +66,6 @@ template <class V>
     high = h;
 }
 
-// N bytes as one vector (the attribute on a dependent alias would be dropped: spelled per N).
-template <int N>
-struct ByteVector;
-template <>
-struct ByteVector<8> {
-    typedef uint8_t type __attribute__((vector_size(8)));
-};
-template <>
-struct ByteVector<16> {
-    typedef uint8_t type __attribute__((vector_size(16)));
-};
-
 // Each lane of x · inverse rounded to the nearest integer, ties to even, for |x · inverse| <
 // 2^22: adding and taking away 1.5 · 2^23. The empty asm holds the product in a register, so
 // the compiler cannot fuse it into the add (an FMA would round the exact product instead).
@@ -93,7 +81,7 @@ template <class V>
 template <class V>
 [[gnu::always_inline]] inline void quantize_values_lanes(const float* in, int64_t k, int64_t stride, uint8_t* out,
                                                          float inverse, float zero) {
-    using Bytes = typename ByteVector<kLanes<V>>::type;
+    using Bytes = ByteLanes<V>;
     int64_t j = 0;
     for (; j + kLanes<V> <= k; j += kLanes<V>) {
         V q = rounded_product(load_lanes<V>(in + j), inverse) + zero;

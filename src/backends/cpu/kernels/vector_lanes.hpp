@@ -49,6 +49,20 @@ struct IntVector<64> {
 template <class V>
 using IntLanes = typename IntVector<sizeof(V)>::type;
 
+// A byte per lane of V (V's values narrowed to u8: __builtin_convertvector from IntLanes<V>).
+template <int64_t Lanes>
+struct ByteVector;
+template <>
+struct ByteVector<8> {
+    typedef uint8_t type __attribute__((vector_size(8)));
+};
+template <>
+struct ByteVector<16> {
+    typedef uint8_t type __attribute__((vector_size(16)));
+};
+template <class V>
+using ByteLanes = typename ByteVector<static_cast<int64_t>(sizeof(V) / sizeof(float))>::type;
+
 // Every lane `value` (x - 0 is x for every x, -0 included; 0 + -0 is +0).
 template <class V>
 [[gnu::always_inline]] inline V splat(float value) {
