@@ -106,8 +106,8 @@ template <class V>
 }
 
 // The largest and the sum of V's lanes, halving the vector each step: log2(lanes) dependent
-// operations, where a lane-by-lane loop made a chain of 15 (about 45 cycles a softmax row, for
-// each of the two, a quarter of a 128-key row's time).
+// operations where a lane-by-lane loop made a chain of lanes - 1 (softmax and attention take
+// both once per row). A lane that is NaN may or may not win the largest.
 template <class V>
 [[gnu::always_inline]] inline float lane_max(V v) {
     if constexpr (kLanes<V> == 2) {
