@@ -2,6 +2,7 @@
 
 #include "backends/cpu/kernels/packed_float_gemm.hpp"
 #include "backends/cpu/kernels/transpose8x8.hpp"
+#include "backends/cpu/kernels/neural_normalization.hpp"
 #include "backends/cpu/kernels/vector_exp.hpp"
 #include "backends/cpu/kernels/vector_lanes.hpp"
 
@@ -79,13 +80,7 @@ template <class V>
     constexpr int64_t R = L == 16 ? 8 : 4;
     for (int64_t r = 0; r < kBlockRows; ++r) {
         float* row = s + r * skp;
-        if (h.bias && r < rows) {
-            const float* bias = h.bias + (i0 + r) * h.bias_row;
-            if (h.bias_column == 1)
-                for (int64_t j = 0; j < h.sk; ++j) row[j] += bias[j];
-            else
-                for (int64_t j = 0; j < h.sk; ++j) row[j] += bias[j * h.bias_column];
-        }
+        if (h.bias && r < rows) add_bias_row(row, h.bias + (i0 + r) * h.bias_row, h.sk, h.bias_column);
         std::fill(row + h.sk, row + skp, -std::numeric_limits<float>::infinity());
     }
     for (int64_t r0 = 0; r0 < kBlockRows; r0 += R) {

@@ -57,14 +57,10 @@ __attribute__((target("avx512f"))) void softmax_row_avx512(const float* x, float
 }  // namespace
 
 void softmax_row(const float* x, float* y, int64_t length) {
-    static const bool avx512 = has_avx512f_vl(), avx2 = has_avx2_fma();
-    if (avx512) {
-        softmax_row_avx512(x, y, length);
-        return;
-    }
-    if (avx2) {
-        softmax_row_avx2(x, y, length);
-        return;
+    switch (float_vector_isa()) {
+    case VectorIsa::avx512: return softmax_row_avx512(x, y, length);
+    case VectorIsa::avx2: return softmax_row_avx2(x, y, length);
+    case VectorIsa::scalar: break;
     }
     const ConstArray in(x, length);
     Array out(y, length);
@@ -72,17 +68,18 @@ void softmax_row(const float* x, float* y, int64_t length) {
     out *= 1.0f / out.sum();
 }
 
+void add_bias_row(float* row, const float* bias, int64_t length, int64_t column_step) {
+    if (column_step == 1)  // contiguous: a loop the compiler vectorises
+        for (int64_t j = 0; j < length; ++j) row[j] += bias[j];
+    else
+        for (int64_t j = 0; j < length; ++j) row[j] += bias[j * column_step];
+}
+
 void biased_softmax_rows(float* scores, int64_t rows, int64_t length, const float* bias, int64_t row_step,
                          int64_t column_step) {
     for (int64_t i = 0; i < rows; ++i) {
         float* row = scores + i * length;
-        if (bias) {
-            const float* bias_row = bias + i * row_step;
-            if (column_step == 1)  // contiguous: a loop the compiler vectorises
-                for (int64_t j = 0; j < length; ++j) row[j] += bias_row[j];
-            else
-                for (int64_t j = 0; j < length; ++j) row[j] += bias_row[j * column_step];
-        }
+        if (bias) add_bias_row(row, bias + i * row_step, length, column_step);
         softmax_row(row, row, length);
     }
 }

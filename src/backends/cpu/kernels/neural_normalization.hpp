@@ -6,6 +6,9 @@ namespace infer::cpu {
 
 // Softmax of one contiguous row, on the calling thread.
 void softmax_row(const float* x, float* y, int64_t length);
+// row[j] += bias[j·column_step] for j < length: an attention score row plus its mask or
+// position bias (column_step 0 broadcasts one value; 1 is contiguous and vectorises).
+void add_bias_row(float* row, const float* bias, int64_t length, int64_t column_step);
 // One attention head's scores [rows, length] in place: each row plus its bias (element j of row i
 // at bias[i·row_step + j·column_step]; none when null), then its softmax.
 void biased_softmax_rows(float* scores, int64_t rows, int64_t length, const float* bias, int64_t row_step,
