@@ -19,49 +19,26 @@
 
 namespace infer::cpu {
 
-// L floats as one vector, for code templated on a lane count (an attribute on an alias template
-// would be dropped: spelled per width). FloatLanes<8> is __m256's type, FloatLanes<16> __m512's.
-template <int L>
-struct FloatVector;
-template <>
-struct FloatVector<8> {
-    typedef float type __attribute__((vector_size(32)));
+// Bytes bytes of T as one GCC vector. The attribute has to sit on a class member's typedef: on
+// an alias template GCC would drop it.
+template <class T, size_t Bytes>
+struct VectorOf {
+    typedef T type __attribute__((vector_size(Bytes)));
 };
-template <>
-struct FloatVector<16> {
-    typedef float type __attribute__((vector_size(64)));
-};
+
+// L floats as one vector, for code templated on a lane count: FloatLanes<8> is __m256's type,
+// FloatLanes<16> __m512's.
 template <int L>
-using FloatLanes = typename FloatVector<L>::type;
+using FloatLanes = typename VectorOf<float, L * sizeof(float)>::type;
 
 // The i32 vector of V's width, for bit work on V's lanes; (V) and (IntLanes<V>) casts between
 // the two reinterpret the bits.
-template <size_t Bytes>
-struct IntVector;
-template <>
-struct IntVector<32> {
-    typedef int32_t type __attribute__((vector_size(32)));
-};
-template <>
-struct IntVector<64> {
-    typedef int32_t type __attribute__((vector_size(64)));
-};
 template <class V>
-using IntLanes = typename IntVector<sizeof(V)>::type;
+using IntLanes = typename VectorOf<int32_t, sizeof(V)>::type;
 
 // A byte per lane of V (V's values narrowed to u8: __builtin_convertvector from IntLanes<V>).
-template <int64_t Lanes>
-struct ByteVector;
-template <>
-struct ByteVector<8> {
-    typedef uint8_t type __attribute__((vector_size(8)));
-};
-template <>
-struct ByteVector<16> {
-    typedef uint8_t type __attribute__((vector_size(16)));
-};
 template <class V>
-using ByteLanes = typename ByteVector<static_cast<int64_t>(sizeof(V) / sizeof(float))>::type;
+using ByteLanes = typename VectorOf<uint8_t, sizeof(V) / sizeof(float)>::type;
 
 // Every lane `value` (x - 0 is x for every x, -0 included; 0 + -0 is +0).
 template <class V>
