@@ -27,4 +27,22 @@ inline bool has_avx512_bw() {
     return yes;
 }
 
+// The widest vectors a row kernel can use here, for kernels written for AVX-512 and AVX2 with a
+// scalar fallback: one value to switch on instead of a pair of flags at every dispatch.
+enum class VectorIsa { scalar, avx2, avx512 };
+
+// For f32 lanes (AVX-512 F + VL, or AVX2 + FMA).
+inline VectorIsa float_vector_isa() {
+    static const VectorIsa isa = has_avx512f_vl() ? VectorIsa::avx512 : has_avx2_fma() ? VectorIsa::avx2
+                                                                                     : VectorIsa::scalar;
+    return isa;
+}
+
+// For kernels that also narrow to bytes (AVX-512 needs BW for its byte stores).
+inline VectorIsa byte_vector_isa() {
+    static const VectorIsa isa = has_avx512_bw() ? VectorIsa::avx512 : has_avx2_fma() ? VectorIsa::avx2
+                                                                                   : VectorIsa::scalar;
+    return isa;
+}
+
 }  // namespace infer::cpu

@@ -129,18 +129,18 @@ struct Dequantize {
     RowActivation activation;
 
     static void tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const int32_t* acc, int64_t ld) {
-        static const bool avx512 = has_avx512f_vl(), avx2 = has_avx2_fma();
+        const VectorIsa isa = float_vector_isa();
         const auto& d = *static_cast<const Dequantize*>(self);
-        const bool relu = d.activation == RowActivation::relu, gelu = avx2 && d.activation == RowActivation::gelu;
+        const bool relu = d.activation == RowActivation::relu,
+                   gelu = isa != VectorIsa::scalar && d.activation == RowActivation::gelu;
         const float* bias = d.bias ? d.bias + col0 : nullptr;
         float* out = d.y + row0 * d.n + col0;
         const DequantizeTile t{acc,  ld,   rows, cols, d.rows->zero + row0, d.rows->scale + row0, d.column_sums + col0,
                                d.column_scales + col0, bias, relu, gelu, out, d.n};
-        if (avx512) {
-            dequantize_tile_avx512(t);
-        } else if (avx2) {
-            dequantize_tile_avx2(t);
-        } else {
+        switch (isa) {
+        case VectorIsa::avx512: dequantize_tile_avx512(t); break;
+        case VectorIsa::avx2: dequantize_tile_avx2(t); break;
+        case VectorIsa::scalar:
             for (int64_t r = 0; r < rows; ++r)
                 dequantize_row(acc + r * ld, t.zero[r], t.sums, t.scale[r], t.scales, bias, relu, out + r * d.n, cols);
         }

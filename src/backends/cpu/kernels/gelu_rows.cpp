@@ -25,14 +25,10 @@ __attribute__((target("avx512f"))) void gelu_row_avx512(float* x, int64_t n) { g
 }  // namespace
 
 void gelu_in_place(float* x, int64_t n) {
-    static const bool avx512 = has_avx512f_vl(), avx2 = has_avx2_fma();
-    if (avx512) {
-        gelu_row_avx512(x, n);
-        return;
-    }
-    if (avx2) {
-        gelu_row_avx2(x, n);
-        return;
+    switch (float_vector_isa()) {
+    case VectorIsa::avx512: return gelu_row_avx512(x, n);
+    case VectorIsa::avx2: return gelu_row_avx2(x, n);
+    case VectorIsa::scalar: break;
     }
     for (int64_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * float(M_SQRT1_2)));
 }

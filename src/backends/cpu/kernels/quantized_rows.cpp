@@ -117,19 +117,19 @@ QuantizedRows quantize_each_row(const float* x, int64_t rows, int64_t k, int64_t
     QuantizedRows q{base, nullptr, nullptr};
     q.scale = reinterpret_cast<float*>(base + align64(r * static_cast<size_t>(stride)));
     q.zero = reinterpret_cast<int32_t*>(reinterpret_cast<uint8_t*>(q.scale) + align64(r * sizeof(float)));
-    static const bool avx512 = has_avx512_bw(), avx2 = has_avx2_fma();
+    const VectorIsa isa = byte_vector_isa();
     parallel_for(rows, grain_for(k), [&](int64_t begin, int64_t end) {
         for (int64_t row = begin; row < end; ++row) {
             const float* in = x + row * k;
             float low = 0, high = 0, scale = 1, inverse = 1, zero = 0;
             row_range(in, low, high);
             scale_and_zero(low, high, scale, inverse, zero);
-            if (avx512)
-                quantize_values_avx512(in, k, stride, q.values + row * stride, inverse, zero);
-            else if (avx2)
-                quantize_values_avx2(in, k, stride, q.values + row * stride, inverse, zero);
-            else
-                quantize_values(in, k, stride, q.values + row * stride, inverse, zero);
+            uint8_t* out = q.values + row * stride;
+            switch (isa) {
+            case VectorIsa::avx512: quantize_values_avx512(in, k, stride, out, inverse, zero); break;
+            case VectorIsa::avx2: quantize_values_avx2(in, k, stride, out, inverse, zero); break;
+            case VectorIsa::scalar: quantize_values(in, k, stride, out, inverse, zero);
+            }
             q.scale[row] = scale;
             q.zero[row] = static_cast<int32_t>(zero);
         }
@@ -140,14 +140,10 @@ QuantizedRows quantize_each_row(const float* x, int64_t rows, int64_t k, int64_t
 }  // namespace
 
 void range_with_zero(const float* x, int64_t n, float& low, float& high) {
-    static const bool avx512 = has_avx512_bw(), avx2 = has_avx2_fma();
-    if (avx512) {
-        range_avx512(x, n, low, high);
-        return;
-    }
-    if (avx2) {
-        range_avx2(x, n, low, high);
-        return;
+    switch (byte_vector_isa()) {
+    case VectorIsa::avx512: return range_avx512(x, n, low, high);
+    case VectorIsa::avx2: return range_avx2(x, n, low, high);
+    case VectorIsa::scalar: break;
     }
     low = high = 0.0f;
     for (int64_t i = 0; i < n; ++i) low = std::min(low, x[i]), high = std::max(high, x[i]);
