@@ -3,7 +3,6 @@
 #include "backends/cpu/kernels/amx_gemm.hpp"
 #include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/gemm_grid.hpp"
-#include "backends/cpu/kernels/half_convert.hpp"
 #include "backends/cpu/kernels/parallel.hpp"
 
 #include <infer/error.hpp>
@@ -574,24 +573,6 @@ Tensor pack_f32_weight(const PackedFloatLayout& l, const float* b, int64_t ldb) 
         for (int64_t col0 = 0; col0 < l.n; col0 += kPanel)
             std::copy_n(b + k * ldb + col0, std::min<int64_t>(kPanel, l.n - col0), f32_panel_element(l, out, k, col0));
     return packed;
-}
-
-void TileWriter::tile(void* self, int64_t row0, int64_t rows, int64_t col0, int64_t cols, const float* acc, int64_t ld) {
-    const auto& w = *static_cast<const TileWriter*>(self);
-    alignas(64) float narrowed[kFloatTileColumns];
-    for (int64_t r = 0; r < rows; ++r) {
-        const float* from = acc + r * ld;
-        float* to = w.bf16_out ? narrowed : static_cast<float*>(w.y) + (row0 + r) * w.ld + col0;
-        if (w.bias) {
-            const float* bias = w.bias + col0;
-            for (int64_t c = 0; c < cols; ++c) to[c] = from[c] * w.scale + bias[c];
-        } else {
-            for (int64_t c = 0; c < cols; ++c) to[c] = from[c] * w.scale;
-        }
-        activate_row(to, cols, w.activation);
-        if (w.bf16_out)
-            float_to_bfloat16_serial(narrowed, static_cast<uint16_t*>(w.y) + (row0 + r) * w.ld + col0, static_cast<size_t>(cols));
-    }
 }
 
 namespace {
