@@ -5,8 +5,8 @@
 //   P = softmax(S + bias) in f32, then rounded to bf16 (the probabilities' 8 bits of mantissa
 //       are what a bf16 session computes in anyway);
 //   O = P·V            V packed a pair of keys at a time; O narrowed to bf16 per tile.
-// Elsewhere (no AMX, other dtypes, a decode step's few queries) the kernel registered before
-// runs: the f32 kernel (attention_head.hpp) between widened inputs and a narrowed output. With
+// Elsewhere (no AMX, other dtypes, a decode step's few queries, heads narrower than 64) the
+// kernel registered before runs: the f32 kernel (attention_head.hpp) between widened inputs and a narrowed output. With
 // vdpbf16ps instead of AMX (AVX512_BF16 alone, a Zen 5), packing each head's K and V cost more
 // than the twice-as-fast products gave back: DistilBERT at batch 8 spent 17.9–18.3 ms in
 // Attention widened against 21.6–24.9 here (2 Zen 5 cores, alternating builds); on an AMX Xeon
@@ -27,6 +27,9 @@
 namespace infer::cpu {
 
 namespace {
+
+// The narrowest head this kernel takes (see register_bf16_attention_kernel).
+constexpr int64_t kAmxMinHeadDim = 64;
 
 class Bf16Attention final : public CompiledKernel {
 public:
@@ -109,8 +112,14 @@ void register_bf16_attention_kernel(KernelRegistry& registry) {
         // widening them (the kernel before) measured faster (GPT-2 small, batch 8: 600 against
         // 400 tokens/s).
         const bool few_queries = node.input_shapes[0].rank() == 3 && node.input_shapes[0][1] <= kStreamRows;
+        // Heads of fewer than 64 dimensions: a Q·Kᵀ of one tile step could not pay for packing
+        // each head's K and V (MiniLM's 32, batch 8, 2 cores of an AMX Xeon: 12.2–14.1 ms in
+        // Attention here against 8.2–9.3 widened; DistilBERT's 64: 19.3–19.9 against 23.8–24.3).
+        const Shape& q = node.input_shapes[0];
+        const bool narrow_heads =
+            q.rank() == 3 && q[2] > 0 && detail::attention_layout(*node.attributes, q, q, q).d < kAmxMinHeadDim;
         // Only on AMX (see the top of this file).
-        if (all_bf16 && bias_ok && !few_queries && bf16_gemm_kernel() == FloatGemmKernel::amx_bf16)
+        if (all_bf16 && bias_ok && !few_queries && !narrow_heads && bf16_gemm_kernel() == FloatGemmKernel::amx_bf16)
             return std::make_unique<Bf16Attention>(c);
         return previous(c);
     });
