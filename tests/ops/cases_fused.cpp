@@ -79,6 +79,50 @@ void add_channels_last(std::vector<Case>& c) {
         q.dtypes = {s.type};
         c.push_back(q);
     }
+    // ChannelsLastConvIntegerToFloat (u8 X, what precision int8 runs inside a float CNN's
+    // channel-last stretch): ConvIntegerToFloat on the channel-first reading, turned back. Per
+    // channel scales and weight zero points, an f32 bias; constant weights on the packed kernel
+    // (3x3 with channel tails, 1x1, the second with Y's grid), a weight input on the direct loops.
+    struct IntegerSpec { Dims x, w, pads, strides; bool constant_weight, grid; };
+    for (const IntegerSpec& s : {IntegerSpec{{2, 5, 6, 20}, {19, 20, 3, 3}, {1, 1, 1, 1}, {1, 1}, true, false},
+                               IntegerSpec{{1, 4, 5, 32}, {40, 32, 1, 1}, {0, 0, 0, 0}, {1, 1}, true, true},
+                               IntegerSpec{{1, 6, 5, 17}, {33, 17, 3, 3}, {1, 0, 1, 1}, {2, 1}, true, false},
+                               IntegerSpec{{2, 5, 6, 7}, {5, 7, 2, 3}, {0, 1, 1, 0}, {1, 2}, false, false}}) {
+        const int64_t m = s.w[0];
+        InputSpec w = integers("W", Shape(s.w), 0, 255, DType::u8), scale = typed(positive("S", {m}, 1e-3), DType::f32),
+                  w_zero = integers("WZ", {m}, 100, 150, DType::u8), bias = typed(x("Bias", {m}), DType::f32);
+        w.weight = scale.weight = w_zero.weight = bias.weight = s.constant_weight;
+        std::vector<InputSpec> inputs{integers("X", Shape(s.x), 0, 255, DType::u8), w, scale,
+                                      integers("XZ", {}, 100, 150, DType::u8), w_zero, bias};
+        if (s.grid) {
+            inputs.push_back(typed(positive("YS", {}, 0.05), DType::f32));
+            inputs.push_back(integers("YZ", {}, 100, 150, DType::u8));
+        }
+        Case f{"ChannelsLastConvIntegerToFloat",
+               Shape(s.x).to_string() + " " + Shape(s.w).to_string() + " pads " + Shape(s.pads).to_string() + " strides " +
+                   Shape(s.strides).to_string() + (s.constant_weight ? " constant weight" : " weight input") +
+                   (s.grid ? " y grid" : ""),
+               inputs, node("ChannelsLastConvIntegerToFloat", {{"pads", s.pads}, {"strides", s.strides}}),
+               [s, m](const auto& v, DType) {
+                   RefTensor y = ref::conv_integer(ref::transpose(v[0], {0, 3, 1, 2}), v[1], v[3].data[0], v[4], s.pads, s.strides);
+                   const size_t positions = y.data.size() / static_cast<size_t>(y.shape[0] * m);
+                   for (size_t i = 0; i < y.data.size(); ++i) {
+                       const size_t channel = i / positions % static_cast<size_t>(m);
+                       // In f32, as the kernel computes it (the grid's rounding decided there).
+                       const float value = static_cast<float>(y.data[i]) * static_cast<float>(v[2].data[channel]) +
+                                           static_cast<float>(v[5].data[channel]);
+                       if (!s.grid) {
+                           y.data[i] = value;
+                           continue;
+                       }
+                       const double q = std::clamp(std::rint(value / static_cast<float>(v[6].data[0])) + v[7].data[0], 0.0, 255.0);
+                       y.data[i] = (q - v[7].data[0]) * v[6].data[0];
+                   }
+                   return std::vector{ref::transpose(y, {0, 2, 3, 1})};
+               }};
+        f.dtypes = {DType::u8};
+        c.push_back(f);
+    }
     // ChannelsLastMaxPool over each type's whole range (padding must never win): ResNet's stem
     // pool (3x3, stride 2, pads 1) on 24 channels, and a 2x3 window without padding on 5; f32.
     struct PoolSpec { Dims x, kernel, strides, pads; DType type; };

@@ -8,6 +8,7 @@
 #include "random_tensors.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -355,4 +356,44 @@ TEST_CASE("a Winograd convolution gives the same bytes on any number of threads"
         CHECK(std::count(one.begin(), one.end(), 0.0f) == 0);  // every tile written
         for (int threads : {2, 3, 5, 16}) CHECK(run(threads) == one);
     }
+}
+
+// precision int8 in a float CNN: the convolutions it makes integer (ConvIntegerToFloat, its X
+// from DynamicQuantizeLinear) and the Relu, residual Add and Clip after them stay in the
+// channel-last stretch with the float depthwise layer between them: one Transpose in, one out.
+// The result is the f32 session's within 8-bit rounding.
+TEST_CASE("precision int8 keeps a float CNN channel-last around its integer convolutions", "[int8]") {
+    const Tensor w1 = random_floats({64, 64, 3, 3}, 0.05f, 41), b1 = random_floats({64}, 0.2f, 42);
+    const Tensor dw = random_floats({64, 1, 3, 3}, 0.3f, 43), w3 = random_floats({64, 64, 1, 1}, 0.1f, 44);
+    GraphBuilder b("int8_cnn");
+    const Value x = b.input("x", DType::f32, {2, 64, 10, 10});
+    const Attributes padded{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+    Attributes depthwise = padded;
+    depthwise.set("group", int64_t{64});
+    const Value a = b.relu(b.op1("Conv", {x, b.constant(w1), b.constant(b1)}, padded));
+    const Value d = b.op1("Conv", {a, b.constant(dw)}, depthwise);
+    const Value p = b.op1("Conv", {d, b.constant(w3)});
+    const Value sum = b.op1("Add", {p, a});
+    b.output("y", b.op1("Clip", {sum, b.constant(scalar(0.0f)), b.constant(scalar(6.0f))}));
+    const Graph graph = b.build();
+
+    const Session quantized(graph, {.precision = Precision::int8});
+    CHECK(count(quantized, "ChannelsLastConvIntegerToFloat") == 2);
+    CHECK(count(quantized, "ConvIntegerToFloat") == 0);
+    CHECK(count(quantized, "DynamicQuantizeLinear") == 2);
+    CHECK(count(quantized, "ChannelsLastConv") == 1);
+    CHECK(count(quantized, "Transpose") == 2);
+    const Batch inputs{{"x", random_floats({2, 64, 10, 10}, 1.0f, 45)}};
+    const std::vector<float> got = quantized.run(inputs)["y"].to_vector<float>();
+    const std::vector<float> want = Session(graph).run(inputs)["y"].to_vector<float>();
+    REQUIRE(got.size() == want.size());
+    double error = 0, norm = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+        error += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+        norm += double(want[i]) * want[i];
+        CHECK(got[i] >= 0.0f);  // the Clip still applies
+        CHECK(got[i] <= 6.0f);
+    }
+    CHECK(std::sqrt(error / norm) < 3e-2);
+    CHECK(std::sqrt(error / norm) > 0.0);  // it did quantize
 }

@@ -96,7 +96,8 @@ DType dtype_f32(const InferenceContext&, size_t) { return DType::f32; }
 // through Y's 8-bit grid when given (the bias is the convolution's own, inside the grid, unlike
 // MatMulIntegerToFloat's, which is the Add after it), in f32. What a QDQ convolution computes
 // (passes/integer_qdq_products.cpp), dequantized in the product's epilogue.
-std::vector<Shape> shape_conv_integer_to_float(const InferenceContext& ctx) {
+// Its operands' dtypes and shapes (ChannelsLastConvIntegerToFloat's too).
+void check_conv_integer_to_float(const InferenceContext& ctx) {
     const auto integer8 = [](DType t) { return t == DType::u8 || t == DType::i8; };
     if (!integer8(ctx.dtype(0)) || !integer8(ctx.dtype(1))) ctx.fail("X and W must be u8 or i8");
     const Shape& w = ctx.shape(1);
@@ -121,6 +122,10 @@ std::vector<Shape> shape_conv_integer_to_float(const InferenceContext& ctx) {
     if (ctx.has_input(6) && (ctx.shape(6).numel() != 1 || ctx.dtype(6) != DType::f32 || ctx.shape(7).numel() != 1 ||
                              !integer8(ctx.dtype(7))))
         ctx.fail("Y's scale must be one f32 value and its zero point one u8 or i8 value");
+}
+
+std::vector<Shape> shape_conv_integer_to_float(const InferenceContext& ctx) {
+    check_conv_integer_to_float(ctx);
     return shape_conv_integer(ctx);
 }
 
@@ -181,6 +186,14 @@ Shape channels_last_conv_window(const InferenceContext& ctx, const Shape& x, con
 // ONNX has it, [M, C/group, kernel...]).
 std::vector<Shape> shape_channels_last_qlinear_conv(const InferenceContext& ctx) {
     return {channels_last_conv_window(ctx, ctx.shape(0), ctx.shape(3))};
+}
+
+// ChannelsLastConvIntegerToFloat: ConvIntegerToFloat's inputs and attributes, X and Y
+// channel-last (W as ONNX has it): precision int8's convolutions inside an f32 CNN's
+// channel-last stretch (passes/channels_last.cpp).
+std::vector<Shape> shape_channels_last_conv_integer_to_float(const InferenceContext& ctx) {
+    check_conv_integer_to_float(ctx);
+    return {channels_last_conv_window(ctx, ctx.shape(0), ctx.shape(1))};
 }
 
 // ChannelsLastConv: FusedConv's inputs and attributes, X, Z and Y channel-last (W as ONNX has
@@ -320,6 +333,7 @@ std::vector<OpSchema> fused_op_schemas() {
         // Bytes in, bytes out: no precision of its own to lower.
         {"QuantizedAdd", 8, 8, 1, 1, 0, dtype_of_input7, shape_quantized_add, 0, kFusedF32},
         {"ChannelsLastQLinearConv", 8, 9, 1, 1, 0, dtype_of_input7, shape_channels_last_qlinear_conv, 0, kFusedF32},
+        {"ChannelsLastConvIntegerToFloat", 3, 8, 1, 1, 0, dtype_f32, shape_channels_last_conv_integer_to_float, 0, kFusedF32},
         {"ChannelsLastMaxPool", 1, 1, 1, 1, 0, same, shape_channels_last_max_pool, 0, kFusedF32},
         {"ChannelsLastConv", 2, 4, 1, 1, 0, same, shape_channels_last_conv, 0, kFusedF32},
         // keeps_f32 as LayerNormalization does: the residual stream stays in f32.

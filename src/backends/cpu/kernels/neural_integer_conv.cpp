@@ -91,6 +91,18 @@ void swap_last_two(const T* from, int64_t images, int64_t rows, int64_t cols, T*
             for (int64_t j = 0; j < cols; ++j) to[j * rows + i] = from[i * cols + j];
 }
 
+// X (input x, less its zero point) widened to i32 in planes, [N, C, spatial...] = x_shape, from
+// a channel-last X ([N, spatial..., C]) when channels_last.
+std::vector<int32_t> widened_planes(const KernelContext& ctx, size_t x, size_t zero, const Shape& x_shape,
+                                    bool channels_last) {
+    std::vector<int32_t> widened = widen(ctx, x, zero, ctx.input(x).numel());
+    if (!channels_last) return widened;
+    std::vector<int32_t> planes(widened.size());
+    const int64_t spatial = ctx.input(x).numel() / std::max<int64_t>(x_shape[0] * x_shape[1], 1);
+    swap_last_two(widened.data(), x_shape[0], spatial, x_shape[1], planes.data());
+    return planes;
+}
+
 // acc[n, m, out positions] = sum over the group's channels and taps of x * w; x [N, C, spatial...].
 std::vector<int32_t> integer_conv(const KernelContext& ctx, const Shape& x, const Tensor& w,
                                   const std::vector<int32_t>& xv, const std::vector<int32_t>& wv) {
@@ -175,13 +187,8 @@ void qlinear_conv_kernel(KernelContext& ctx) {
     if (ctx.input(1).numel() != 1 || ctx.input(6).numel() != 1) unsupported(ctx, "per-axis x or y scales");
     const int64_t per_channel = w.numel() / std::max<int64_t>(w.shape()[0], 1);
     const Shape x_shape = kChannelsLast ? channels_first(x.shape()) : x.shape();
-    std::vector<int32_t> xv = widen(ctx, 0, 2, x.numel());
-    if (kChannelsLast) {
-        std::vector<int32_t> planes(xv.size());
-        swap_last_two(xv.data(), x_shape[0], x.numel() / std::max<int64_t>(x_shape[0] * x_shape[1], 1), x_shape[1], planes.data());
-        xv = std::move(planes);
-    }
-    const std::vector<int32_t> acc = integer_conv(ctx, x_shape, w, xv, widen(ctx, 3, 5, per_channel));
+    const std::vector<int32_t> acc =
+        integer_conv(ctx, x_shape, w, widened_planes(ctx, 0, 2, x_shape, kChannelsLast), widen(ctx, 3, 5, per_channel));
     Tensor& y = ctx.output(0);
     const int64_t images = x_shape[0], m = w.shape()[0], positions = y.numel() / std::max<int64_t>(images * m, 1);
     const auto write = [&]<class Q>(Q* py) {
@@ -203,7 +210,8 @@ enum class ConvOutput { sums, requantized, dequantized };
 // points), QLinearConv (x, its scale and zero point, w, its scales and zero points, y's scale
 // and zero point, the i32 bias) and ConvIntegerToFloat (x, w, the combined scales, the zero
 // points, the f32 bias, y's scale and zero point).
-// ChannelsLastQLinearConv is QLinearConv's form over channel-last X and Y.
+// ChannelsLastQLinearConv and ChannelsLastConvIntegerToFloat are the forms over channel-last X
+// and Y.
 struct IntegerConvForm {
     size_t x, x_zero, w, w_zero;
     ConvOutput output;
@@ -213,28 +221,35 @@ constexpr IntegerConvForm kConvInteger{0, 2, 1, 3, ConvOutput::sums};
 constexpr IntegerConvForm kQLinearConv{0, 2, 3, 5, ConvOutput::requantized};
 constexpr IntegerConvForm kChannelsLastQLinearConv{0, 2, 3, 5, ConvOutput::requantized, true};
 constexpr IntegerConvForm kConvIntegerToFloat{0, 3, 1, 4, ConvOutput::dequantized};
+constexpr IntegerConvForm kChannelsLastConvIntegerToFloat{0, 3, 1, 4, ConvOutput::dequantized, true};
 
 // ConvIntegerToFloat where the packed kernel does not take it (groups, weights computed at run
 // time): the direct loops' i32 sums, then each times its channel's scale plus the bias, through
-// Y's grid if given.
+// Y's grid if given; channel-last X and Y (ChannelsLastConvIntegerToFloat) through
+// channel-first copies.
+template <bool kChannelsLast>
 void conv_integer_to_float_kernel(KernelContext& ctx) {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const int64_t m = w.shape()[0];
     const int64_t per_channel = w.numel() / std::max<int64_t>(m, 1);
-    const std::vector<int32_t> acc = integer_conv(ctx, x.shape(), w, widen(ctx, 0, 3, x.numel()), widen(ctx, 1, 4, per_channel));
+    const Shape x_shape = kChannelsLast ? channels_first(x.shape()) : x.shape();
+    const std::vector<int32_t> acc =
+        integer_conv(ctx, x_shape, w, widened_planes(ctx, 0, 3, x_shape, kChannelsLast), widen(ctx, 1, 4, per_channel));
     const Tensor& scale = ctx.input(2);
     const float* ps = scale.data<float>();
     const float* bias = ctx.has_input(5) ? ctx.input(5).data<float>() : nullptr;
     const std::optional<YGrid> grid = ctx.has_input(6) ? std::optional(YGrid::of(ctx.input(6), ctx.input(7))) : std::nullopt;
     Tensor& y = ctx.output(0);
-    float* out = y.data<float>();
-    const int64_t positions = y.numel() / std::max<int64_t>(y.shape()[0] * m, 1);
+    const int64_t images = x_shape[0], positions = y.numel() / std::max<int64_t>(images * m, 1);
+    std::vector<float> planes(kChannelsLast ? acc.size() : 0);
+    float* out = kChannelsLast ? planes.data() : y.data<float>();
     for (size_t i = 0; i < acc.size(); ++i) {
         const int64_t channel = static_cast<int64_t>(i) / positions % m;
         const float value = static_cast<float>(acc[i]) * ps[scale.numel() == 1 ? 0 : channel] + (bias ? bias[channel] : 0.0f);
         out[i] = grid ? grid->round(value) : value;
     }
+    if (kChannelsLast) swap_last_two(planes.data(), images, m, positions, y.data<float>());
 }
 
 // requantized() on 8 sums: times the multiplier, rounded to nearest even, plus the zero point,
@@ -537,8 +552,9 @@ private:
                                                    _mm512_mullo_epi32(_mm512_set1_epi32(x_zero), column_sum));
             return {zw, _mm512_add_epi32(fixed, bias_v)};
         }
-        // The tile's rows are output positions and its columns channels, Y channel-major: each
-        // row's 16 channels at a time corrected, scaled and biased in vectors, then the block of
+        // The tile's rows are output positions and its columns channels. Y channel-last
+        // (ChannelsLastConvIntegerToFloat): each row's 16 channels at a time corrected, scaled
+        // and biased in vectors and stored. Y channel-major: the same, then the block of
         // rows turned into columns eight channels at a time (8x8 transposes) and each channel's
         // run of positions stored at once (the scalar loop below was a tenth of an int8 ResNet-50
         // run; scattering each value was slower still).
@@ -562,9 +578,13 @@ private:
                                                              _mm512_set1_ps(y_grid->highest));
                         value = _mm512_mul_ps(_mm512_sub_ps(clamped, zero), step);
                     }
-                    _mm512_store_ps(&values[r][c], value);
+                    if (position_major)  // channel-last Y: the row's channels where they belong
+                        _mm512_mask_storeu_ps(static_cast<float*>(out) + (row0 + r) * out_channels + channel, mask, value);
+                    else
+                        _mm512_store_ps(&values[r][c], value);
                 }
             }
+            if (position_major) return;
             const auto lanes = static_cast<__mmask8>((1u << rows) - 1u);  // a k-mask store: vmaskmovps is slow on AMD
             float* y = static_cast<float*>(out) + col0 * positions + row0;
             for (int64_t c = 0; c < cols; c += 8) {
@@ -683,7 +703,9 @@ void register_integer_conv_kernels(KernelRegistry& r) {
         r.add_compiled("ConvInteger", t, integer_conv_kernel(kConvInteger, conv_integer_kernel));
         r.add_compiled("QLinearConv", t, integer_conv_kernel(kQLinearConv, qlinear_conv_kernel<false>));
         r.add_compiled("ChannelsLastQLinearConv", t, integer_conv_kernel(kChannelsLastQLinearConv, qlinear_conv_kernel<true>));
-        r.add_compiled("ConvIntegerToFloat", t, integer_conv_kernel(kConvIntegerToFloat, conv_integer_to_float_kernel));
+        r.add_compiled("ConvIntegerToFloat", t, integer_conv_kernel(kConvIntegerToFloat, conv_integer_to_float_kernel<false>));
+        r.add_compiled("ChannelsLastConvIntegerToFloat", t,
+                       integer_conv_kernel(kChannelsLastConvIntegerToFloat, conv_integer_to_float_kernel<true>));
     }
 }
 
