@@ -120,7 +120,7 @@ TEST_CASE("8-bit convolutions, pools and residual sums run channel-last with the
 
 // The channel-last ops a pass makes can also be written by hand (GraphBuilder): wrong operands
 // are errors that name what was wrong, and a good graph built and run afterwards works.
-TEST_CASE("ChannelsLastQLinearConv and ChannelsLastMaxPool with wrong operands are clear errors", "[int8][errors]") {
+TEST_CASE("Channel-last QLinearConv, ConvIntegerToFloat and MaxPool with wrong operands are clear errors", "[int8][errors]") {
     const Tensor x = random_ints<uint8_t>({1, 5, 6, 4}, 0, 255, 11);  // [N, H, W, C], 4 channels
     const Layer l = layer(3, 4, 3, 0.1f, 12);
     const auto conv_inputs = [&](const Tensor& input, const Tensor& w) {
@@ -144,6 +144,13 @@ TEST_CASE("ChannelsLastQLinearConv and ChannelsLastMaxPool with wrong operands a
     expect_error("ChannelsLastQLinearConv", conv_inputs(random_ints<uint8_t>({1, 4, 6, 5}, 0, 255, 13), l.w), {},
                  "input has 5 channels; weights expect 4 x group 1");
     expect_error("ChannelsLastQLinearConv", conv_inputs(x, random_ints<int8_t>({3, 4, 3}, -127, 127, 14)), {}, "differ in rank");
+    // ChannelsLastConvIntegerToFloat: X, W, the scales, X's zero point.
+    const Tensor w_u8 = random_ints<uint8_t>({3, 4, 3, 3}, 0, 255, 16), s3 = scales(3, 0.001f);
+    expect_error("ChannelsLastConvIntegerToFloat", {random_ints<uint8_t>({1, 4, 6, 5}, 0, 255, 17), w_u8, s3, scalar(uint8_t{128})},
+                 {}, "input has 5 channels; weights expect 4 x group 1");
+    expect_error("ChannelsLastConvIntegerToFloat", {random_floats({1, 5, 6, 4}, 1.0f, 18), w_u8, s3}, {},
+                 "X and W must be u8 or i8");
+    expect_error("ChannelsLastConvIntegerToFloat", {x, w_u8, scales(2, 0.001f)}, {}, "the scale must be one value or a row of 3");
     expect_error("ChannelsLastMaxPool", {x}, {}, "kernel_shape is required");
     expect_error("ChannelsLastMaxPool", {random_ints<uint8_t>({4, 6}, 0, 255, 15)}, {{"kernel_shape", std::vector<int64_t>{2}}},
                  "input must be [N, spatial..., C]");
