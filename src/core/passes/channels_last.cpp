@@ -20,8 +20,8 @@
 //    computed): an FPN's top-down path, lateral + upsampled, between its convolutions;
 //  - on the CPU, what precision int8 makes of a float convolution (passes/quantize_convolutions):
 //    DynamicQuantizeLinear of a 4-D X made channel-last (its Y only: the scale and zero point
-//    are one value each), ConvIntegerToFloat with a constant weight and one group →
-//    ChannelsLastConvIntegerToFloat, and the Relu or Clip after it; else the integer layers
+//    are one value each), ConvIntegerToFloat of such an X with a constant weight and one group
+//    → ChannelsLastConvIntegerToFloat, and the Relu or Clip after it; else the integer layers
 //    would stay in planes, and the float layers between them too (each would need two
 //    Transposes): MobileNetV2's depthwise layers, in planes, took 2.8 of an int8 run's 4.4 ms.
 // Each form only where the target has a kernel for it (keyed by X's dtype: the CPU's float
@@ -117,9 +117,12 @@ Choice choose(const Pattern& p, const PassContext& context, bool with_float) {
             if (group != 1 && !(w->shape()[1] == 1 && w->shape()[0] == group)) continue;  // one group, or depthwise
             form.op = "ChannelsLastConv";
         } else if (p.is(n, conv_integer_to_float)) {
+            // Only with X from the stretch (its DynamicQuantizeLinear): a QDQ file's
+            // ConvIntegerToFloat between QuantizeLinears would add two Transposes of its own,
+            // which its in-epilogue transposes in planes do not cost.
             const Tensor* w = p.constant(node.inputs[1]);
-            if (!layout_free_forms || !four_d(node.inputs[0]) || !w || w->rank() != 4 ||
-                node.attributes.get_int("group", 1) != 1)
+            if (!layout_free_forms || !four_d(node.inputs[0]) || !c.made_channels_last[node.inputs[0]] || !w ||
+                w->rank() != 4 || node.attributes.get_int("group", 1) != 1)
                 continue;
             form.op = "ChannelsLastConvIntegerToFloat";
         } else if (p.is(n, dynamic_quantize) || p.is(n, relu) || p.is(n, clip)) {
