@@ -1,8 +1,9 @@
 // TileWriter (the float products' epilogue) on this CPU's widest path against the rule written
-// out here: y = activation(fma(acc, scale, bias)), narrowed to bf16 by float_to_bfloat16_bits
-// (to nearest even, NaN kept). Tiles of every width 1-64 and 1-6 rows, so that the vector tails
-// fall everywhere; relu and none exactly, GELU (a polynomial erf in the vector paths) within
-// 1e-6 and one bf16 step. NaN, infinities, a denormal and ties of the rounding among the sums.
+// out here: y = activation(round(round(acc · scale) + bias)), narrowed to bf16 by
+// float_to_bfloat16_bits (to nearest even, NaN kept). Tiles of every width 1-64 and 1-6 rows,
+// so that the vector tails fall everywhere; relu and none exactly, GELU (a polynomial erf in
+// the vector paths) within 1e-6 and one bf16 step. NaN, infinities, a denormal and ties of the
+// rounding among the sums.
 #include "backends/cpu/kernels/packed_float_gemm.hpp"
 
 #include <infer/dtype.hpp>
@@ -73,8 +74,12 @@ TEST_CASE("TileWriter writes scale, bias, activation and bf16 rounding as the ru
                                     continue;
                                 }
                                 const float sum = acc[static_cast<size_t>((r - row0) * ld + (c - col0))];
+                                // The product rounded to f32, then the sum (in double, each exact
+                                // before its one rounding to f32).
+                                const auto product = static_cast<float>(static_cast<double>(sum) * scale);
+                                const float b = with_bias ? bias[static_cast<size_t>(c)] : 0.0f;
                                 const float expected =
-                                    activate(std::fma(sum, scale, with_bias ? bias[static_cast<size_t>(c)] : 0.0f), activation);
+                                    activate(static_cast<float>(static_cast<double>(product) + b), activation);
                                 const float got = bf16 ? infer::bfloat16_bits_to_float(out16[at]) : out32[at];
                                 if (std::isnan(expected)) {
                                     REQUIRE(std::isnan(got));

@@ -1,4 +1,8 @@
 // TileWriter (packed_float_gemm.hpp): the float products' usual epilogue, a tile at a time.
+// Built with -ffp-contract=off (src/CMakeLists.txt): scale · x + bias is a product rounded, then
+// a sum rounded, in the whole vectors, the tails and the row path alike. Left to GCC, it fused
+// them at -O2 and not always at -O1 (the sanitizer builds), and a column's value then depended
+// on where a tile's edge fell.
 #include "backends/cpu/kernels/cpu_features.hpp"
 #include "backends/cpu/kernels/half_convert.hpp"
 #include "backends/cpu/kernels/packed_float_gemm.hpp"
