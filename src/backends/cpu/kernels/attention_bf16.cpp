@@ -6,11 +6,11 @@
 //       are what a bf16 session computes in anyway);
 //   O = P·V            V packed a pair of keys at a time; O narrowed to bf16 per tile.
 // Elsewhere (no AMX, other dtypes, a decode step's few queries, heads narrower than 64) the
-// kernel registered before runs: the f32 kernel (attention_head.hpp) between widened inputs and a narrowed output. With
-// vdpbf16ps instead of AMX (AVX512_BF16 alone, a Zen 5), packing each head's K and V cost more
-// than the twice-as-fast products gave back: DistilBERT at batch 8 spent 17.9–18.3 ms in
-// Attention widened against 21.6–24.9 here (2 Zen 5 cores, alternating builds); on an AMX Xeon
-// this kernel was the faster one (26.6 against 29.9 ms).
+// kernel registered before runs: the f32 kernel (attention_head.hpp) between widened inputs and
+// a narrowed output. With vdpbf16ps instead of AMX (AVX512_BF16 alone, a Zen 5), packing each
+// head's K and V cost more than the twice-as-fast products gave back: DistilBERT at batch 8
+// spent 17.9–18.3 ms in Attention widened against 21.6–24.9 here (2 Zen 5 cores, alternating
+// builds); on an AMX Xeon this kernel was the faster one (26.6 against 29.9 ms).
 #include "backends/cpu/kernels/blas.hpp"
 #include "backends/cpu/kernels/broadcast.hpp"
 #include "backends/cpu/kernels/half_boundary.hpp"
